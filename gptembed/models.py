@@ -1,0 +1,127 @@
+"""Published GPT-2 and GPT-3 sizes, and exact parameter arithmetic for them.
+
+Every count here is integer arithmetic on the sizes, so it can be checked to the last digit.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from types import MappingProxyType
+
+from ._checks import check_int
+
+GPT2_SOURCE = "openai/gpt-2, src/model.py default hparams and the four released model configs"
+GPT3_SOURCE = "Brown et al., 'Language Models are Few-Shot Learners', arXiv:2005.14165, Table 2.1"
+
+
+@dataclass(frozen=True)
+class ParameterCounts:
+    """Parameters of a token-plus-position embedding layer.
+
+    Attributes:
+        token: ``vocab_size * embed_dim``, the token table.
+        position: ``max_seq_len * embed_dim``, the position table.
+        total: ``token + position``.
+    """
+
+    token: int
+    position: int
+    total: int
+
+    @property
+    def position_share(self) -> float:
+        """Fraction of the layer's parameters in the position table, ``position / total``."""
+        return self.position / self.total
+
+
+@dataclass(frozen=True)
+class ModelConfig:
+    """The sizes of one published model that matter for its input embeddings and attention.
+
+    Attributes:
+        vocab_size: rows of the token table (GPT-2's BPE: 50,257).
+        max_seq_len: rows of the position table, the context length ``n_ctx``.
+        embed_dim: width of both tables, ``d_model``.
+        n_layers: transformer blocks.
+        n_heads: attention heads per block.
+        source: where the numbers come from.
+    """
+
+    vocab_size: int
+    max_seq_len: int
+    embed_dim: int
+    n_layers: int
+    n_heads: int
+    source: str
+
+    def __post_init__(self) -> None:
+        for name in ("vocab_size", "max_seq_len", "embed_dim", "n_layers", "n_heads"):
+            check_int(name, getattr(self, name))
+
+
+def embedding_parameter_counts(
+    vocab_size: int, max_seq_len: int, embed_dim: int
+) -> ParameterCounts:
+    """Exact parameter counts of the token and position tables.
+
+    >>> embedding_parameter_counts(50_257, 1_024, 768).total
+    39383808
+    """
+    vocab_size = check_int("vocab_size", vocab_size)
+    max_seq_len = check_int("max_seq_len", max_seq_len)
+    embed_dim = check_int("embed_dim", embed_dim)
+    token = vocab_size * embed_dim
+    position = max_seq_len * embed_dim
+    return ParameterCounts(token=token, position=position, total=token + position)
+
+
+def config_embedding_counts(config: ModelConfig) -> ParameterCounts:
+    """:func:`embedding_parameter_counts` for a :class:`ModelConfig`."""
+    return embedding_parameter_counts(config.vocab_size, config.max_seq_len, config.embed_dim)
+
+
+def transformer_parameter_count(config: ModelConfig) -> int:
+    """All parameters of a GPT-2-architecture model with these sizes (output head tied to wte).
+
+    Per block, with ``d = embed_dim``: two LayerNorms (``4d``), the fused QKV projection
+    (``3d^2 + 3d``), the attention output projection (``d^2 + d``) and the 4x MLP
+    (``8d^2 + 5d``), so ``12d^2 + 13d``; then a final LayerNorm (``2d``) and the two embedding
+    tables. GPT-2 small gives 124,439,808. GPT-3 uses the same blocks (with alternating sparse
+    attention, which adds no parameters), so its totals land within 1% of the paper's rounded sizes.
+    """
+    d = config.embed_dim
+    per_block = 12 * d * d + 13 * d
+    return config.n_layers * per_block + 2 * d + config_embedding_counts(config).total
+
+
+def _gpt2(embed_dim: int, n_layers: int, n_heads: int) -> ModelConfig:
+    return ModelConfig(50_257, 1_024, embed_dim, n_layers, n_heads, GPT2_SOURCE)
+
+
+def _gpt3(embed_dim: int, n_layers: int, n_heads: int) -> ModelConfig:
+    return ModelConfig(50_257, 2_048, embed_dim, n_layers, n_heads, GPT3_SOURCE)
+
+
+MODELS: Mapping[str, ModelConfig] = MappingProxyType(
+    {
+        "gpt2-small": _gpt2(768, 12, 12),
+        "gpt2-medium": _gpt2(1_024, 24, 16),
+        "gpt2-large": _gpt2(1_280, 36, 20),
+        "gpt2-xl": _gpt2(1_600, 48, 25),
+        "gpt3-small": _gpt3(768, 12, 12),
+        "gpt3-medium": _gpt3(1_024, 24, 16),
+        "gpt3-large": _gpt3(1_536, 24, 16),
+        "gpt3-xl": _gpt3(2_048, 24, 24),
+        "gpt3-2.7b": _gpt3(2_560, 32, 32),
+        "gpt3-6.7b": _gpt3(4_096, 32, 32),
+        # Table 2.1 prints d_model = 5140; 40 heads x 128 = 5120 gives the stated 13B size.
+        "gpt3-13b": _gpt3(5_120, 40, 40),
+        "gpt3-175b": _gpt3(12_288, 96, 96),
+    }
+)
+"""Published sizes by name. All share GPT-2's 50,257-token BPE vocabulary.
+
+Table 2.1 of the GPT-3 paper has two printing quirks: it gives d_model 5140 for 13B (40 heads of
+128 make 5120) and d_head 128 for XL (24 heads x 128 != 2048; the width is 2048).
+"""

@@ -1,0 +1,73 @@
+"""Attention score memory: the formula, and the numpy measurement that should agree with it."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from gptembed import (
+    MODELS,
+    attention_probs,
+    attention_scores_bytes,
+    measure_attention_scores_peak,
+    naive_attention_probs,
+)
+
+
+def test_formula_at_gpt2_small() -> None:
+    cfg = MODELS["gpt2-small"]
+    mib, gib = 2**20, 2**30
+    assert attention_scores_bytes(1024, cfg.n_heads) == 48 * mib
+    assert attention_scores_bytes(1024, cfg.n_heads, n_layers=cfg.n_layers) == 576 * mib
+    assert attention_scores_bytes(8192, cfg.n_heads) == 3 * gib
+    assert attention_scores_bytes(1024, 12, bytes_per_element=2) == 24 * mib
+
+
+def test_formula_is_quadratic_and_linear_in_the_rest() -> None:
+    base = attention_scores_bytes(1000, 3)
+    assert attention_scores_bytes(2000, 3) == 4 * base
+    assert (
+        attention_scores_bytes(1000, 3, n_layers=5, batch_size=7, bytes_per_element=8)
+        == base * 5 * 7 * 2
+    )
+    assert attention_scores_bytes(0, 3) == 0
+
+
+def test_formula_does_not_overflow() -> None:
+    assert attention_scores_bytes(2**31, 96, n_layers=96) == 96 * 96 * 2**62 * 4
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "error", "message"),
+    [
+        ({"seq_len": -1}, ValueError, r"seq_len must be an integer >= 0, got -1"),
+        ({"n_heads": 0}, ValueError, r"n_heads must be an integer >= 1, got 0"),
+        ({"seq_len": 10.0}, TypeError, r"seq_len must be an integer >= 0, got 10.0 of type float"),
+        ({"bytes_per_element": 0}, ValueError, r"bytes_per_element must be an integer >= 1"),
+    ],
+)
+def test_formula_refuses_bad_input(kwargs: dict, error: type, message: str) -> None:
+    args = {"seq_len": 10, "n_heads": 2} | kwargs
+    with pytest.raises(error, match=message):
+        attention_scores_bytes(**args)
+
+
+def test_probs_are_a_softmax_and_match_the_naive_version() -> None:
+    rng = np.random.default_rng(0)
+    q, k = rng.standard_normal((2, 50, 16))
+    probs = attention_probs(q.copy(), k)
+    np.testing.assert_allclose(probs.sum(axis=-1), 1.0, rtol=1e-12)
+    np.testing.assert_allclose(probs, naive_attention_probs(q, k), rtol=1e-12)
+    scores = q @ k.T / 4.0
+    np.testing.assert_allclose(
+        probs, np.exp(scores) / np.exp(scores).sum(-1, keepdims=True), rtol=1e-10
+    )
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_measured_peak_agrees_with_formula(dtype: type) -> None:
+    n = 1024
+    formula = attention_scores_bytes(n, n_heads=1, bytes_per_element=np.dtype(dtype).itemsize)
+    measured = measure_attention_scores_peak(n, dtype=dtype)
+    assert formula <= measured <= 1.1 * formula
+    assert measure_attention_scores_peak(n, dtype=dtype, naive=True) > 3 * formula

@@ -1,0 +1,95 @@
+"""Growing the position table, and the gradients of both tables."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from gptembed import GPTStyleEmbedding
+
+
+@pytest.fixture
+def layer() -> GPTStyleEmbedding:
+    return GPTStyleEmbedding(13, 6, 4, seed=5, dtype=np.float64)
+
+
+def test_fresh_keeps_old_rows_and_shares_token_table(layer: GPTStyleEmbedding) -> None:
+    longer = layer.extended(10, method="fresh", seed=1)
+    assert longer.position_embeddings.shape == (10, 4)
+    np.testing.assert_array_equal(longer.position_embeddings[:6], layer.position_embeddings)
+    assert not np.allclose(longer.position_embeddings[6:], 0.0)
+    assert longer.token_embeddings is layer.token_embeddings
+    assert not np.shares_memory(longer.position_embeddings, layer.position_embeddings)
+    np.testing.assert_array_equal(
+        layer.extended(10, seed=1).position_embeddings, longer.position_embeddings
+    )
+
+
+def test_interpolate_is_linear_along_positions(layer: GPTStyleEmbedding) -> None:
+    longer = layer.extended(
+        11, method="interpolate"
+    )  # (6 - 1) * 2 + 1 rows: old rows at even indices
+    old = layer.position_embeddings
+    np.testing.assert_allclose(longer.position_embeddings[::2], old, rtol=1e-12)
+    np.testing.assert_allclose(
+        longer.position_embeddings[1::2], (old[:-1] + old[1:]) / 2, rtol=1e-12
+    )
+
+
+def test_interpolate_to_the_same_length_is_identity(layer: GPTStyleEmbedding) -> None:
+    np.testing.assert_allclose(
+        layer.extended(6, method="interpolate").position_embeddings, layer.position_embeddings
+    )
+
+
+def test_extension_refuses_shrinking_and_bad_arguments(layer: GPTStyleEmbedding) -> None:
+    with pytest.raises(ValueError, match=r"max_seq_len must be an integer >= 6, got 5"):
+        layer.extended(5)
+    with pytest.raises(TypeError, match=r"max_seq_len must be an integer >= 6, got 7.5"):
+        layer.extended(7.5)  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match=r"method must be 'fresh' or 'interpolate', got 'cubic'"):
+        layer.extended(8, method="cubic")  # type: ignore[arg-type]
+
+
+def loss(layer: GPTStyleEmbedding, ids: np.ndarray, weights: np.ndarray, start: int) -> float:
+    return float((layer(ids, start_pos=start) * weights).sum())
+
+
+@pytest.mark.parametrize(
+    ("ids", "start"), [(np.array([3, 3, 7, 3]), 1), (np.array([[1, 2, 1], [2, 2, 12]]), 3)]
+)
+def test_backward_matches_finite_differences(
+    layer: GPTStyleEmbedding, ids: np.ndarray, start: int
+) -> None:
+    weights = np.random.default_rng(0).standard_normal((*ids.shape, 4))  # loss = sum(w * forward)
+    grad_tok, grad_pos = layer.backward(weights, ids, start_pos=start)
+    eps = 1e-6
+    for table, grad in ((layer.token_embeddings, grad_tok), (layer.position_embeddings, grad_pos)):
+        numeric = np.zeros_like(table)
+        for index in np.ndindex(*table.shape):
+            saved = table[index]
+            table[index] = saved + eps
+            up = loss(layer, ids, weights, start)
+            table[index] = saved - eps
+            down = loss(layer, ids, weights, start)
+            table[index] = saved
+            numeric[index] = (up - down) / (2 * eps)
+        np.testing.assert_allclose(grad, numeric, atol=1e-7)
+
+
+def test_backward_repeated_ids_sum(layer: GPTStyleEmbedding) -> None:
+    grad = np.ones((3, 4))
+    grad_tok, grad_pos = layer.backward(grad, [5, 5, 5])
+    np.testing.assert_array_equal(grad_tok[5], 3.0)
+    assert np.count_nonzero(grad_tok) == 4
+    np.testing.assert_array_equal(grad_pos[:3], 1.0)
+    np.testing.assert_array_equal(grad_pos[3:], 0.0)
+
+
+def test_backward_empty_and_bad_shape(layer: GPTStyleEmbedding) -> None:
+    grad_tok, grad_pos = layer.backward(np.zeros((0, 4)), [])
+    assert not grad_tok.any() and not grad_pos.any()
+    with pytest.raises(
+        ValueError, match=r"grad_output must have the output's shape \(2, 4\), got \(2, 3\)"
+    ):
+        layer.backward(np.zeros((2, 3)), [1, 2])

@@ -37,7 +37,7 @@ def test_every_code_cell_was_executed_in_order(path: Path) -> None:
     unexecuted = [index for index, cell in cells if cell.get("execution_count") is None]
     assert not unexecuted, (
         f"{path.name}: code cells {unexecuted} have no stored execution; run "
-        f"jupyter nbconvert --to notebook --execute --inplace {path.name}"
+        f"jupyter execute --inplace book/{path.name} (or nbconvert --execute --inplace)"
     )
     counts = [cell["execution_count"] for _, cell in cells]
     assert counts == list(range(1, len(cells) + 1)), (

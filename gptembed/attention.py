@@ -8,6 +8,7 @@ their memory is linear in ``n``, but their work is still quadratic.
 
 from __future__ import annotations
 
+import math
 import tracemalloc
 from collections.abc import Callable
 
@@ -53,11 +54,20 @@ def attention_probs(q: NDArray[np.floating], k: NDArray[np.floating]) -> NDArray
         The ``(n, n)`` attention probabilities; each row sums to 1. The only full-size array
         allocated is the result itself.
     """
-    scores = np.matmul(q, k.T)  # (n, n): the one full-size allocation
-    scores *= 1.0 / np.sqrt(q.shape[-1])
-    scores -= scores.max(axis=-1, keepdims=True)  # (n, 1) temporary: stable softmax
-    np.exp(scores, out=scores)
-    scores /= scores.sum(axis=-1, keepdims=True)
+    scores = np.matmul(q, k.T)  # (n, n): the one full-size allocation; BLAS reads k.T in place
+    # A Python float: an np.float64 scale would make numpy cast float32 scores to float64 and
+    # back through 128 KiB of buffers.
+    scores *= 1.0 / math.sqrt(q.shape[-1])
+    # numpy gives a broadcasting ufunc an iteration buffer of np.getbufsize() elements (8192:
+    # 32 KiB in float32) even when, as here, nothing needs casting or copying; a 16-element size
+    # keeps the peak at the scores plus O(n) from short sequences up.
+    old_bufsize = np.setbufsize(16)
+    try:
+        scores -= scores.max(axis=-1, keepdims=True)  # (n, 1) temporary: stable softmax
+        np.exp(scores, out=scores)
+        scores /= scores.sum(axis=-1, keepdims=True)
+    finally:
+        np.setbufsize(old_bufsize)
     return scores
 
 

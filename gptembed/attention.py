@@ -73,7 +73,7 @@ def attention_probs(q: NDArray[np.floating], k: NDArray[np.floating]) -> NDArray
 
 def naive_attention_probs(q: NDArray[np.floating], k: NDArray[np.floating]) -> NDArray[np.floating]:
     """Textbook :func:`attention_probs`: each step allocates a new ``(n, n)`` array."""
-    scores = q @ k.T / np.sqrt(q.shape[-1])
+    scores = q @ k.T / math.sqrt(q.shape[-1])
     weights = np.exp(scores - scores.max(axis=-1, keepdims=True))
     return weights / weights.sum(axis=-1, keepdims=True)
 

@@ -105,7 +105,7 @@ def plot_parameter_asymmetry(
             row - height,
             f"{c.position / total:.3%} of model",
             va="center",
-            fontsize=7,
+            fontsize=8,
         )
     ax.set_xscale("log")
     ax.set_xlim(1e5, 1e12)
@@ -196,7 +196,7 @@ def plot_attention_memory(
                 label="accelerator memory" if i == 0 else None,
             )
         names = " \u00b7 ".join(memory_lines)
-        ax.text(lengths[0], max(memory_lines.values()) / gib * 1.3, names, fontsize=7)
+        ax.text(lengths[0], max(memory_lines.values()) / gib * 1.3, names, fontsize=8)
     ax.set_xscale("log", base=2)
     ax.set_yscale("log")
     ticks = [n for n in _LENGTH_TICKS if lengths[0] <= n <= lengths[-1]]
@@ -207,5 +207,5 @@ def plot_attention_memory(
     precision = {4: "fp32", 2: "fp16"}.get(bytes_per_element, f"{bytes_per_element}-byte")
     ax.set_title(f"Attention scores grow as n\u00b2: \u00d74 per doubling of n ({precision})")
     ax.grid(which="major", alpha=0.3)
-    ax.legend(loc="lower right", fontsize=7)
+    ax.legend(loc="lower right", fontsize=8)
     return ax

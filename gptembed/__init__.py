@@ -7,6 +7,8 @@ The math lives in :mod:`gptembed.embedding`, :mod:`gptembed.models` and :mod:`gp
 from .attention import (
     attention_probs,
     attention_scores_bytes,
+    format_bytes,
+    loglog_slope,
     measure_attention_scores_peak,
     naive_attention_probs,
     peak_bytes,
@@ -31,6 +33,8 @@ __all__ = [
     "attention_scores_bytes",
     "config_embedding_counts",
     "embedding_parameter_counts",
+    "format_bytes",
+    "loglog_slope",
     "measure_attention_scores_peak",
     "naive_attention_probs",
     "peak_bytes",

@@ -7,7 +7,7 @@ palette, returns what it drew on, and never calls ``show()``.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import matplotlib.pyplot as plt
@@ -17,6 +17,9 @@ from matplotlib.colors import Normalize
 from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
 from numpy.typing import ArrayLike
+
+from .attention import attention_scores_bytes
+from .models import MODELS, ModelConfig, config_embedding_counts, transformer_parameter_count
 
 FIGSIZE = (7.0, 4.0)
 """Width and height in inches of a one-panel figure."""
@@ -130,3 +133,159 @@ def plot_embedding_addition(
     panels[0].set_ylabel("position t and token")
     fig.colorbar(image, ax=panels, label="value", shrink=0.9)
     return fig, panels
+
+
+def model_label(name: str) -> str:
+    """Display name of a ``MODELS`` key: ``"gpt3-2.7b"`` -> ``"GPT-3 2.7B"``."""
+    family, _, size = name.partition("-")
+    family = {"gpt2": "GPT-2", "gpt3": "GPT-3"}.get(family, family)
+    if size[:1].isdigit() or size == "xl":
+        size = size.upper()
+    return f"{family} {size}".strip()
+
+
+def plot_parameter_asymmetry(
+    models: Mapping[str, ModelConfig] = MODELS, ax: Axes | None = None
+) -> Axes:
+    """Horizontal bars, log scale: whole model, token table and position table of each model.
+
+    The first model is drawn at the top. Next to each position bar, its share of the whole model
+    (:func:`~gptembed.models.transformer_parameter_count`).
+
+    Args:
+        models: name -> :class:`~gptembed.models.ModelConfig`, in the order to draw.
+        ax: axes to draw on; by default a new ``7 x 5.5`` inch figure.
+
+    Raises:
+        ValueError: ``models`` is empty.
+    """
+    if not models:
+        raise ValueError("models must name at least one model, got none")
+    ax = axes_or_new(ax, figsize=(7.0, 5.5))
+    names = list(models)
+    rows = np.arange(len(names))[::-1]  # first model at the top
+    height = 0.27
+    whole = [transformer_parameter_count(models[n]) for n in names]
+    counts = [config_embedding_counts(models[n]) for n in names]
+    bars = [
+        ("whole model", whole, PALETTE["sky"], height),
+        ("token table (vocab x d)", [c.token for c in counts], PALETTE["blue"], 0.0),
+        (
+            "position table (n_ctx x d)",
+            [c.position for c in counts],
+            PALETTE["vermillion"],
+            -height,
+        ),
+    ]
+    for label, values, colour, offset in bars:
+        ax.barh(rows + offset, values, height=height, color=colour, label=label)
+    for row, c, total in zip(rows, counts, whole, strict=True):
+        ax.text(
+            c.position * 1.25,
+            row - height,
+            f"{c.position / total:.3%} of model",
+            va="center",
+            fontsize=8,
+        )
+    ax.set_xscale("log")
+    ax.set_xlim(1e5, 1e12)
+    ax.set_yticks(rows, [model_label(n) for n in names])
+    ax.set_ylim(-0.6, len(names) - 0.4)
+    ax.set_xlabel("parameters (log scale)")
+    ax.set_title("Token table, position table and whole model")
+    ax.grid(axis="x", which="major", alpha=0.3)
+    ax.set_axisbelow(True)
+    ax.legend(loc="upper right", fontsize=8)
+    return ax
+
+
+_LENGTH_TICKS = {2**k: (f"{2 ** (k - 10)}K" if k >= 10 else str(2**k)) for k in range(4, 21)}
+
+
+def plot_attention_memory(
+    seq_lens: Sequence[int],
+    n_heads: int,
+    n_layers: int,
+    measured: Mapping[int, int] | None = None,
+    measured_naive: Mapping[int, int] | None = None,
+    memory_lines: Mapping[str, int] | None = None,
+    bytes_per_element: int = 4,
+    ax: Axes | None = None,
+) -> Axes:
+    """Log-log attention score memory against sequence length: formula lines, measured points.
+
+    Three formula lines (:func:`~gptembed.attention.attention_scores_bytes`): one head, one layer
+    of ``n_heads`` and all ``n_layers``. Measured peaks of one head sit on the one-head line.
+
+    Args:
+        seq_lens: sequence lengths the lines span (at least two).
+        n_heads, n_layers: the model's heads per layer and layers.
+        measured: sequence length -> measured peak bytes of one head (in-place softmax).
+        measured_naive: the same for the naive softmax.
+        memory_lines: label -> bytes, drawn as dotted horizontal lines (accelerator memory).
+        bytes_per_element: 4 for fp32, 2 for fp16.
+        ax: axes to draw on; by default a new fixed-size figure.
+
+    Raises:
+        ValueError: fewer than two sequence lengths.
+    """
+    lengths = np.array(sorted(seq_lens))
+    if lengths.size < 2:
+        raise ValueError(f"seq_lens must hold at least two lengths, got {lengths.size}")
+    ax = axes_or_new(ax, figsize=(7.0, 4.5))
+    gib = 2**30
+    lines = [
+        (f"all {n_layers} layers ({n_heads} heads each)", n_heads, n_layers, PALETTE["vermillion"]),
+        (f"one layer ({n_heads} heads)", n_heads, 1, PALETTE["orange"]),
+        ("one head", 1, 1, PALETTE["blue"]),
+    ]
+    for label, heads, layers, colour in lines:
+        memory = [
+            attention_scores_bytes(int(n), heads, layers, bytes_per_element=bytes_per_element)
+            for n in lengths
+        ]
+        ax.plot(lengths, np.array(memory) / gib, color=colour, label=f"formula: {label}")
+    if measured:
+        n, b = zip(*sorted(measured.items()), strict=True)
+        ax.plot(
+            np.array(n),
+            np.array(b) / gib,
+            "o",
+            color=PALETTE["blue"],
+            markersize=6,
+            label="measured: one head, in-place softmax",
+        )
+    if measured_naive:
+        n, b = zip(*sorted(measured_naive.items()), strict=True)
+        ax.plot(
+            np.array(n),
+            np.array(b) / gib,
+            "s",
+            color=PALETTE["green"],
+            markersize=6,
+            markerfacecolor="none",
+            label="measured: one head, naive softmax",
+        )
+    if memory_lines:
+        for i, size in enumerate(memory_lines.values()):
+            ax.axhline(
+                size / gib,
+                color=PALETTE["black"],
+                linestyle=":",
+                linewidth=1,
+                label="accelerator memory" if i == 0 else None,
+            )
+        names = " \u00b7 ".join(memory_lines)
+        ax.text(lengths[0], max(memory_lines.values()) / gib * 1.3, names, fontsize=8)
+    ax.set_xscale("log", base=2)
+    ax.set_yscale("log")
+    ticks = [n for n in _LENGTH_TICKS if lengths[0] <= n <= lengths[-1]]
+    ax.set_xticks(ticks, [_LENGTH_TICKS[n] for n in ticks])
+    ax.minorticks_off()
+    ax.set_xlabel("sequence length n (tokens, log scale)")
+    ax.set_ylabel("score memory (GiB, log scale)")
+    precision = {4: "fp32", 2: "fp16"}.get(bytes_per_element, f"{bytes_per_element}-byte")
+    ax.set_title(f"Attention scores grow as n\u00b2: \u00d74 per doubling of n ({precision})")
+    ax.grid(which="major", alpha=0.3)
+    ax.legend(loc="lower right", fontsize=8)
+    return ax

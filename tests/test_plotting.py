@@ -1,6 +1,8 @@
-"""Figures: the right artists and labels, a fixed size, an opaque background, no show()."""
+"""Figures: the right artists, labels and scales, a fixed size, an opaque background, no show()."""
 
 from __future__ import annotations
+
+from collections.abc import Iterator
 
 import matplotlib
 
@@ -9,25 +11,42 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 import numpy as np
 import pytest
+from matplotlib.colors import to_rgba
 from matplotlib.image import AxesImage
 from matplotlib.patches import Rectangle
 
+from gptembed import (
+    MODELS,
+    attention_scores_bytes,
+    config_embedding_counts,
+    transformer_parameter_count,
+)
 from gptembed.plotting import (
     ADDITION_FIGSIZE,
     DIVERGING_CMAP,
     PALETTE,
+    model_label,
+    new_figure,
+    plot_attention_memory,
     plot_embedding_addition,
+    plot_parameter_asymmetry,
 )
 
 
 @pytest.fixture(autouse=True)
-def _close_figures_and_forbid_show(monkeypatch: pytest.MonkeyPatch):
+def _close_figures_and_forbid_show(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     def no_show(*args: object, **kwargs: object) -> None:
         raise AssertionError("plotting functions must not call plt.show()")
 
     monkeypatch.setattr(plt, "show", no_show)
     yield
     plt.close("all")
+
+
+def _assert_fixed_opaque(ax: matplotlib.axes.Axes, size: tuple[float, float]) -> None:
+    fig = ax.figure
+    np.testing.assert_allclose(fig.get_size_inches(), size)
+    assert to_rgba(fig.get_facecolor()) == (1.0, 1.0, 1.0, 1.0)
 
 
 def _addition_rows() -> tuple[np.ndarray, np.ndarray]:
@@ -105,3 +124,89 @@ def test_embedding_addition_refuses_wrong_number_of_axes() -> None:
     _, two = plt.subplots(1, 2)
     with pytest.raises(ValueError, match="axes must hold 3 axes, got 2"):
         plot_embedding_addition(tok, pos, axes=two)
+
+
+# --- chapter 3: plot_parameter_asymmetry ---
+
+
+def test_model_label() -> None:
+    assert model_label("gpt2-small") == "GPT-2 small"
+    assert model_label("gpt2-xl") == "GPT-2 XL"
+    assert model_label("gpt3-2.7b") == "GPT-3 2.7B"
+
+
+def test_parameter_asymmetry_bars_match_the_counts() -> None:
+    ax = plot_parameter_asymmetry()
+    _assert_fixed_opaque(ax, (7.0, 5.5))
+    assert ax.get_xscale() == "log"
+    assert ax.get_xlabel() == "parameters (log scale)"
+    whole, token, position = ax.containers
+    names = list(MODELS)
+    assert [b.get_width() for b in whole] == [transformer_parameter_count(MODELS[n]) for n in names]
+    assert [b.get_width() for b in token] == [
+        config_embedding_counts(MODELS[n]).token for n in names
+    ]
+    assert [b.get_width() for b in position] == [
+        config_embedding_counts(MODELS[n]).position for n in names
+    ]
+    ticks = sorted(zip(ax.get_yticks(), ax.get_yticklabels(), strict=True))
+    assert ticks[-1][1].get_text() == "GPT-2 small"  # the first model is at the top
+    assert ticks[0][1].get_text() == "GPT-3 175B"
+    legend = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert legend == ["whole model", "token table (vocab x d)", "position table (n_ctx x d)"]
+    shares = [t.get_text() for t in ax.texts]
+    assert shares[0] == "0.632% of model"  # GPT-2 small: 786,432 / 124,439,808
+    assert len(shares) == len(MODELS)
+
+
+def test_parameter_asymmetry_draws_on_given_axes_and_refuses_nothing() -> None:
+    _, ax = new_figure()
+    subset = {"gpt2-small": MODELS["gpt2-small"]}
+    assert plot_parameter_asymmetry(subset, ax=ax) is ax
+    assert len(ax.containers[0]) == 1
+    with pytest.raises(ValueError, match="models must name at least one model, got none"):
+        plot_parameter_asymmetry({})
+
+
+# --- chapter 4: plot_attention_memory ---
+
+
+def test_attention_memory_lines_points_and_scales() -> None:
+    lengths = [2**k for k in range(8, 18)]
+    measured = {256: 400_000, 1024: 4_300_000}
+    naive = {256: 1_600_000}
+    gpus = {"small 16 GB": 16 * 2**30, "big 80 GB": 80 * 2**30}
+    ax = plot_attention_memory(lengths, 12, 12, measured, naive, gpus)
+    _assert_fixed_opaque(ax, (7.0, 4.5))
+    assert (ax.get_xscale(), ax.get_yscale()) == ("log", "log")
+    assert ax.get_ylabel() == "score memory (GiB, log scale)"
+    assert "fp32" in ax.get_title()
+    by_label = {line.get_label(): line for line in ax.get_lines()}
+    all_layers = by_label["formula: all 12 layers (12 heads each)"]
+    np.testing.assert_allclose(all_layers.get_xdata(), lengths)
+    np.testing.assert_allclose(
+        all_layers.get_ydata(), [attention_scores_bytes(n, 12, 12) / 2**30 for n in lengths]
+    )
+    one_head = by_label["formula: one head"]
+    np.testing.assert_allclose(one_head.get_ydata()[0], 256**2 * 4 / 2**30)
+    points = by_label["measured: one head, in-place softmax"]
+    np.testing.assert_allclose(points.get_ydata(), np.array([400_000, 4_300_000]) / 2**30)
+    assert points.get_linestyle() == "None"
+    assert "measured: one head, naive softmax" in by_label
+    dotted = [line for line in ax.get_lines() if line.get_linestyle() == ":"]
+    np.testing.assert_allclose([line.get_ydata()[0] for line in dotted], [16, 80])
+    assert any("small 16 GB" in t.get_text() for t in ax.texts)
+    assert [t.get_text() for t in ax.get_xticklabels()][:3] == ["256", "512", "1K"]
+
+
+def test_attention_memory_fp16_without_measurements() -> None:
+    _, ax = new_figure()
+    assert plot_attention_memory([1024, 2048], 12, 12, bytes_per_element=2, ax=ax) is ax
+    assert len(ax.get_lines()) == 3
+    assert "fp16" in ax.get_title()
+    np.testing.assert_allclose(ax.get_lines()[1].get_ydata()[0], 24 / 1024)  # 24 MiB a layer
+
+
+def test_attention_memory_needs_two_lengths() -> None:
+    with pytest.raises(ValueError, match="seq_lens must hold at least two lengths, got 1"):
+        plot_attention_memory([1024], 12, 12)

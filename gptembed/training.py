@@ -188,7 +188,7 @@ class TrainConfig:
     seq_len: int = 30
     embed_dim: int = 16
     batch_size: int = 32
-    steps: int = 200
+    steps: int = 150
     learning_rate: float = 0.02
     use_positions: bool = True
     random_offset: bool = False

@@ -1,7 +1,8 @@
 """gptembed: GPT-style learned position embeddings, their parameter cost, attention's memory cost.
 
-The math lives in :mod:`gptembed.embedding`, :mod:`gptembed.models` and :mod:`gptembed.attention`
-(numpy only); figures live in :mod:`gptembed.plotting` (matplotlib), imported on its own.
+The math lives in :mod:`gptembed.embedding`, :mod:`gptembed.models`, :mod:`gptembed.attention` and
+:mod:`gptembed.training` (numpy only); figures live in :mod:`gptembed.plotting` (matplotlib),
+imported on its own.
 """
 
 from .attention import (

@@ -246,27 +246,21 @@ def plot_attention_memory(
             for n in lengths
         ]
         ax.plot(lengths, np.array(memory) / gib, color=colour, label=f"formula: {label}")
-    if measured:
-        n, b = zip(*sorted(measured.items()), strict=True)
-        ax.plot(
-            np.array(n),
-            np.array(b) / gib,
-            "o",
-            color=PALETTE["blue"],
-            markersize=6,
-            label="measured: one head, in-place softmax",
-        )
-    if measured_naive:
-        n, b = zip(*sorted(measured_naive.items()), strict=True)
-        ax.plot(
-            np.array(n),
-            np.array(b) / gib,
-            "s",
-            color=PALETTE["green"],
-            markersize=6,
-            markerfacecolor="none",
-            label="measured: one head, naive softmax",
-        )
+    for points, marker, colour, face, label in (
+        (measured, "o", PALETTE["blue"], PALETTE["blue"], "measured: one head, in-place softmax"),
+        (measured_naive, "s", PALETTE["green"], "none", "measured: one head, naive softmax"),
+    ):
+        if points:
+            n, b = zip(*sorted(points.items()), strict=True)
+            ax.plot(
+                np.array(n),
+                np.array(b) / gib,
+                marker,
+                color=colour,
+                markersize=6,
+                markerfacecolor=face,
+                label=label,
+            )
     if memory_lines:
         for i, size in enumerate(memory_lines.values()):
             ax.axhline(

@@ -104,9 +104,10 @@ def test_every_page_asset_is_in_the_build() -> None:
     for page in _html_pages():
         for url in _fetched_urls(page):
             parts = urlsplit(url)
-            if parts.scheme or not parts.path:
-                continue
-            if not (page.parent / unquote(parts.path)).resolve().is_file():
+            if parts.scheme or parts.netloc or not parts.path:
+                continue  # remote URLs: the test above
+            base = BUILD if parts.path.startswith("/") else page.parent
+            if not (base / unquote(parts.path.lstrip("/"))).resolve().is_file():
                 missing.append(f"{page.relative_to(BUILD)}: {url}")
     assert not missing, "assets not in _build/html:\n" + "\n".join(missing)
 

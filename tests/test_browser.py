@@ -234,6 +234,8 @@ def _click_sidebar_entry(page: Page, target: str) -> str:
     hrefs = [_page_url(href) for href in links.evaluate_all("as => as.map(a => a.href)")]
     if target not in hrefs:
         return f"no sidebar entry for {target}"
+    if target == _page_url(page.url):
+        return f"200 {target}"  # a one-page book: the walk is already complete
     with page.expect_navigation(wait_until="commit") as navigation:
         links.nth(hrefs.index(target)).click()
     status = navigation.value.status if navigation.value else None

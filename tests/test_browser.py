@@ -116,6 +116,8 @@ def browser() -> Iterator[Browser]:
 def context(browser: Browser) -> Iterator[BrowserContext]:
     """One context for the visits: shared, so the browser caches the theme's assets."""
     shared = browser.new_context(viewport=VIEWPORT, color_scheme="light")
+    # Every page opens as on a reader's first visit: no theme choice left by an earlier page.
+    shared.add_init_script("try { localStorage.clear(); } catch (e) {}")
     yield shared
     shared.close()
 
@@ -264,8 +266,6 @@ def load(context: BrowserContext, site: str) -> Iterator[Callable[[str], Visit]]
             visit.dark_background = [int(c) for c in page.evaluate(BACKGROUND_JS)]
             visit.dark_corners = page.eval_on_selector_all(".bd-article img", CORNER_ALPHA_JS)
             page.screenshot(path=_screenshot_path(docname, "dark"), full_page=True)
-            # The theme choice is kept in local storage: the next page starts light again.
-            page.evaluate("localStorage.clear()")
             visit.recording = False  # what follows belongs to the next page
             visit.sidebar_click = _click_sidebar_entry(page, f"{site}{_next_page(docname)}.html")
         finally:

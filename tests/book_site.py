@@ -1,0 +1,94 @@
+"""What the built-book and browser tests share: the table of contents and the built HTML."""
+
+from __future__ import annotations
+
+import functools
+from html.parser import HTMLParser
+from pathlib import Path
+
+import pytest
+import yaml
+
+ROOT = Path(__file__).resolve().parents[1]
+BUILD = ROOT / "_build" / "html"
+SCREENSHOTS = ROOT / "_build" / "screenshots"
+SOURCE_SUFFIXES = (".ipynb", ".md")
+
+
+def toc_docnames() -> list[str]:
+    """Every page `_toc.yml` lists, root first, in reading order (docnames, no suffix)."""
+    toc = yaml.safe_load((ROOT / "_toc.yml").read_text(encoding="utf8"))
+    names = [toc["root"]]
+
+    def walk(node: object) -> None:
+        if isinstance(node, list):
+            for item in node:
+                walk(item)
+        elif isinstance(node, dict):
+            if "file" in node:
+                names.append(node["file"])
+            for key in ("parts", "chapters", "sections"):
+                walk(node.get(key))
+
+    walk({key: toc.get(key) for key in ("parts", "chapters")})
+    return [_strip_suffix(name) for name in names]
+
+
+def _strip_suffix(name: str) -> str:
+    for suffix in SOURCE_SUFFIXES:
+        if name.endswith(suffix):
+            return name[: -len(suffix)]
+    return name
+
+
+def source_of(docname: str) -> Path:
+    """The chapter's source file in the repository (`.ipynb` or `.md`)."""
+    for suffix in SOURCE_SUFFIXES:
+        path = ROOT / f"{docname}{suffix}"
+        if path.is_file():
+            return path
+    raise FileNotFoundError(f"_toc.yml lists {docname!r} but no {docname}.ipynb or .md exists")
+
+
+def built_page(docname: str) -> Path:
+    """Where the strict build writes the page for ``docname``."""
+    return BUILD / f"{docname}.html"
+
+
+def require_build() -> None:
+    """Skip (a failure in CI) when there is no built book to test."""
+    if not (BUILD / "index.html").is_file():
+        pytest.skip(f"no built book in {BUILD}: run `./dev book` first (`./dev test` does)")
+
+
+def repository_url() -> str:
+    """The one repository URL in `_config.yml` that every button is made from."""
+    config = yaml.safe_load((ROOT / "_config.yml").read_text(encoding="utf8"))
+    return str(config["repository"]["url"]).rstrip("/")
+
+
+class _TagCollector(HTMLParser):
+    """Collects every start tag with its attributes."""
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.tags: list[tuple[str, dict[str, str]]] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.tags.append((tag, {name: value or "" for name, value in attrs}))
+
+
+@functools.cache
+def tags_of(path: Path) -> tuple[tuple[str, dict[str, str]], ...]:
+    """The start tags of a built HTML file, parsed once per test session."""
+    collector = _TagCollector()
+    collector.feed(path.read_text(encoding="utf8"))
+    return tuple(collector.tags)
+
+
+@functools.cache
+def anchors_of(path: Path) -> frozenset[str]:
+    """Every fragment a link may point at in a built HTML file: element ids and `<a name>`."""
+    names = {attrs["id"] for _, attrs in tags_of(path) if attrs.get("id")}
+    names |= {attrs["name"] for tag, attrs in tags_of(path) if tag == "a" and attrs.get("name")}
+    return frozenset(names)

@@ -1,0 +1,178 @@
+"""Checks on the built book in `_build/html` that need no browser (run `./dev book` first)."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from urllib.parse import unquote, urlsplit
+
+import pytest
+from book_site import (
+    BUILD,
+    ROOT,
+    built_page,
+    repository_url,
+    require_build,
+    source_of,
+    tags_of,
+    toc_docnames,
+)
+
+PAGES = toc_docnames()
+REMOTE = re.compile(r"^(?:[a-z][a-z0-9+.-]*:)?//", re.IGNORECASE)
+"""A URL that names a host: `https://...`, `http://...`, protocol-relative `//...`."""
+LOADING_ATTRIBUTES = ("src", "srcset", "poster", "data")
+"""Attributes whose URL the browser fetches by itself when it renders the page."""
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _built() -> None:
+    require_build()
+
+
+def _html_pages() -> list[Path]:
+    """Every HTML page of the book: toc pages, index, search, genindex (not theme templates)."""
+    return sorted(
+        path
+        for path in BUILD.rglob("*.html")
+        if path.relative_to(BUILD).parts[0] not in {"_static", "_sources", "_images"}
+    )
+
+
+def _fetched_urls(path: Path) -> list[str]:
+    """Each URL the page makes a browser fetch on its own: `src`-like attributes, `<link href>`."""
+    urls = []
+    for tag, attrs in tags_of(path):
+        for name in LOADING_ATTRIBUTES:
+            value = attrs.get(name, "").strip()
+            if not value or (name == "data" and tag != "object"):
+                continue
+            if name == "srcset":
+                urls += [part.split()[0] for part in value.split(",") if part.strip()]
+            else:
+                urls.append(value)
+        if tag == "link" and attrs.get("href"):
+            urls.append(attrs["href"].strip())
+    return urls
+
+
+def _links(path: Path) -> list[tuple[str, dict[str, str]]]:
+    """Each `<a href>` of a page with its attributes."""
+    return [
+        (attrs["href"], attrs) for tag, attrs in tags_of(path) if tag == "a" and "href" in attrs
+    ]
+
+
+@pytest.mark.parametrize("docname", PAGES)
+def test_every_toc_page_is_built(docname: str) -> None:
+    """Each page `_toc.yml` lists has a source and a built HTML page with its content."""
+    source_of(docname)
+    page = built_page(docname)
+    assert page.is_file(), f"{docname} is in _toc.yml but {page} was not built"
+    assert any(tag == "main" for tag, _ in tags_of(page)), f"{page} has no <main> content"
+
+
+def test_index_redirects_to_the_root_page() -> None:
+    """Opening the folder's index.html lands on the book's first page."""
+    root = toc_docnames()[0]
+    refresh = [
+        attrs.get("content", "")
+        for tag, attrs in tags_of(BUILD / "index.html")
+        if tag == "meta" and attrs.get("http-equiv", "").lower() == "refresh"
+    ]
+    assert refresh, "index.html is not a redirect"
+    assert refresh[0].endswith(f"{root}.html"), refresh
+
+
+def test_no_page_loads_anything_from_another_host() -> None:
+    """Only `<a href>` may leave the book: no `src=`, `srcset=` or `<link href=` names a host."""
+    pages = _html_pages()
+    assert len(pages) >= len(PAGES)
+    remote = [
+        f"{page.relative_to(BUILD)}: {url}"
+        for page in pages
+        for url in _fetched_urls(page)
+        if REMOTE.match(url)
+    ]
+    assert not remote, "pages fetch from other hosts:\n" + "\n".join(remote)
+
+
+def test_every_page_asset_is_in_the_build() -> None:
+    """Each relative `src`/`<link href>` of a page names a file that the build wrote."""
+    missing = []
+    for page in _html_pages():
+        for url in _fetched_urls(page):
+            parts = urlsplit(url)
+            if parts.scheme or parts.netloc or not parts.path:
+                continue  # remote URLs: the test above
+            base = BUILD if parts.path.startswith("/") else page.parent
+            if not (base / unquote(parts.path.lstrip("/"))).resolve().is_file():
+                missing.append(f"{page.relative_to(BUILD)}: {url}")
+    assert not missing, "assets not in _build/html:\n" + "\n".join(missing)
+
+
+def test_stylesheets_load_only_local_files() -> None:
+    """Every `url(...)` and `@import` in the theme's CSS is a data URL or a file in the build."""
+    sheets = sorted((BUILD / "_static").rglob("*.css"))
+    assert sheets
+    pattern = re.compile(r"""url\(\s*['"]?([^'")\s]+)|@import\s+['"]([^'"]+)['"]""")
+    bad = []
+    for sheet in sheets:
+        for match in pattern.finditer(sheet.read_text(encoding="utf8", errors="replace")):
+            url = match.group(1) or match.group(2)
+            if url.startswith(("data:", "#")):
+                continue
+            target = sheet.parent / unquote(urlsplit(url).path)
+            if REMOTE.match(url) or not target.resolve().is_file():
+                bad.append(f"{sheet.relative_to(BUILD)}: {url}")
+    assert not bad, "stylesheets load remote or missing files:\n" + "\n".join(bad)
+
+
+@pytest.mark.parametrize("docname", PAGES)
+def test_math_uses_the_local_mathjax(docname: str) -> None:
+    """A page with math loads MathJax from `_static/mathjax`, which the build contains."""
+    page = built_page(docname)
+    tags = tags_of(page)
+    scripts = [attrs["src"] for tag, attrs in tags if tag == "script" and attrs.get("src")]
+    mathjax = [src for src in scripts if "mathjax" in src.lower()]
+    has_math = any("math" in attrs.get("class", "").split() for _, attrs in tags)
+    if has_math:
+        assert mathjax, f"{docname} has math but loads no MathJax"
+    for src in mathjax:
+        target = (page.parent / urlsplit(src).path).resolve()
+        assert target.is_relative_to(BUILD / "_static" / "mathjax"), src
+        assert target.is_file(), f"{src} is not in the build"
+
+
+@pytest.mark.parametrize("docname", PAGES)
+def test_download_button_offers_the_source(docname: str) -> None:
+    """The download button links the page's own source (`.ipynb` for a chapter) in the build."""
+    source = source_of(docname)
+    page = built_page(docname)
+    wanted = f"_sources/{docname}{source.suffix}"
+    hrefs = [href for href, _ in _links(page) if urlsplit(href).path.endswith(wanted)]
+    assert hrefs, f"{docname} has no download link to {wanted}"
+    target = (page.parent / urlsplit(hrefs[0]).path).resolve()
+    assert target.is_file(), f"the download link {hrefs[0]} is broken"
+    if source.suffix == ".ipynb":
+        assert "nbformat" in json.loads(target.read_text(encoding="utf8"))
+
+
+@pytest.mark.parametrize("docname", PAGES)
+def test_buttons_use_the_one_repository_url(docname: str) -> None:
+    """The repository button and, on notebooks, the Binder and Colab links use `repository.url`."""
+    repo = repository_url()
+    owner_name = urlsplit(repo).path.strip("/")
+    by_title = {attrs.get("title", ""): href for href, attrs in _links(built_page(docname))}
+    assert by_title.get("Source repository") == repo
+    if source_of(docname).suffix == ".ipynb":
+        for title in ("Launch on Binder", "Launch on Colab"):
+            assert owner_name in by_title.get(title, ""), f"{title}: {by_title.get(title)}"
+            assert by_title[title].endswith(f"{docname}.ipynb"), by_title[title]
+
+
+def test_strict_build_left_no_checkpoints() -> None:
+    """No `.ipynb_checkpoints` folder was copied into or made in the build."""
+    found = [str(p.relative_to(ROOT)) for p in (ROOT / "_build").rglob(".ipynb_checkpoints")]
+    assert not found, found

@@ -8,11 +8,12 @@ palette, returns what it drew on, and never calls ``show()``.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, cast
 
 import matplotlib.pyplot as plt
 import numpy as np
 from matplotlib.axes import Axes
+from matplotlib.cm import ScalarMappable
 from matplotlib.colors import Normalize
 from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
@@ -113,9 +114,8 @@ def plot_embedding_addition(
     limit = float(max(np.abs(tok).max(), np.abs(pos).max(), np.abs(total).max())) or 1.0
     norm = Normalize(vmin=-limit, vmax=limit)
     titles = ("token rows $W_{tok}[id_t]$", "+ position rows $W_{pos}[t]$", "= sum $x_t$")
-    image = None
     for ax, data, title in zip(panels, (tok, pos, total), titles, strict=True):
-        image = ax.imshow(data, cmap=DIVERGING_CMAP, norm=norm, aspect="auto")
+        ax.imshow(data, cmap=DIVERGING_CMAP, norm=norm, aspect="auto")
         ax.set_title(title)
         ax.set_xlabel("dimension")
         ax.set_xticks(range(tok.shape[1]))
@@ -132,7 +132,7 @@ def plot_embedding_addition(
                 )
             )
     panels[0].set_ylabel("position t and token")
-    fig.colorbar(image, ax=panels, label="value", shrink=0.9)
+    fig.colorbar(ScalarMappable(norm, DIVERGING_CMAP), ax=panels, label="value", shrink=0.9)
     return fig, panels
 
 
@@ -347,11 +347,10 @@ def plot_position_similarity(
         axes = list(np.atleast_1d(grid))
     if len(axes) != len(tables):
         raise ValueError(f"need one axes per table: {len(tables)} tables, got {len(axes)} axes")
-    image = None
     for ax, (title, table) in zip(axes, tables.items(), strict=True):
         sims = cosine_similarity_matrix(table)
         length = len(sims)
-        image = ax.imshow(
+        ax.imshow(
             sims,
             cmap=DIVERGING_CMAP,
             vmin=-1.0,
@@ -366,6 +365,7 @@ def plot_position_similarity(
         ax.set_title(title)
         ax.set_xlabel("position")
         ax.set_ylabel("position")
-    fig = axes[0].figure
-    fig.colorbar(image, ax=list(axes), shrink=0.85, label="cosine similarity")
+    fig = cast(Figure, axes[0].figure)
+    scale = ScalarMappable(Normalize(-1.0, 1.0), DIVERGING_CMAP)
+    fig.colorbar(scale, ax=list(axes), shrink=0.85, label="cosine similarity")
     return fig

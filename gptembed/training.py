@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import math
 import numbers
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -224,7 +225,7 @@ class ReadoutModel:
     weight: NDArray[np.float64]
     bias: NDArray[np.float64]
 
-    def parameters(self) -> dict[str, NDArray[np.float64]]:
+    def parameters(self) -> dict[str, NDArray[np.floating]]:
         """The four arrays by name; the optimizer updates them in place."""
         return {
             "token_embeddings": self.embedding.token_embeddings,
@@ -328,11 +329,11 @@ class Adam:
     beta2: float = 0.999
     eps: float = 1e-8
     t: int = 0
-    m: dict[str, NDArray[np.float64]] = field(default_factory=dict)
-    v: dict[str, NDArray[np.float64]] = field(default_factory=dict)
+    m: dict[str, NDArray[np.floating]] = field(default_factory=dict)
+    v: dict[str, NDArray[np.floating]] = field(default_factory=dict)
 
     def step(
-        self, params: dict[str, NDArray[np.float64]], grads: dict[str, NDArray[np.float64]]
+        self, params: dict[str, NDArray[np.floating]], grads: Mapping[str, NDArray[np.floating]]
     ) -> None:
         """One update of every array in ``grads`` (arrays absent from ``grads`` stay frozen)."""
         self.t += 1
@@ -359,7 +360,7 @@ class TrainResult:
 
     model: ReadoutModel
     losses: NDArray[np.float64]
-    initial_positions: NDArray[np.float64]
+    initial_positions: NDArray[np.floating]
     config: TrainConfig
 
 

@@ -234,10 +234,13 @@ class ReadoutModel:
             "bias": self.bias,
         }
 
+    def readout(self, x: NDArray[np.floating]) -> NDArray[np.float64]:
+        """Logits ``(..., V)`` of embedded inputs ``(..., D)``: ``x @ weight + bias``."""
+        return np.einsum("...d,dv->...v", x, self.weight) + self.bias
+
     def logits(self, inputs: ArrayLike) -> NDArray[np.float64]:
         """Next-character logits ``(B, T, V)`` for ids ``(B, T)`` (or ``(T, V)`` for ``(T,)``)."""
-        x = self.embedding.forward(inputs)  # (B, T, D)
-        return np.einsum("...d,dv->...v", x, self.weight) + self.bias  # (B, T, V)
+        return self.readout(self.embedding.forward(inputs))
 
 
 def init_model(config: TrainConfig) -> ReadoutModel:
@@ -299,7 +302,7 @@ def loss_and_grads(
     """
     ids = model.embedding.check_ids(inputs)
     x = model.embedding.forward(ids)  # (B, T, D)
-    logits = np.einsum("...d,dv->...v", x, model.weight) + model.bias  # (B, T, V)
+    logits = model.readout(x)  # (B, T, V)
     loss, dlogits = cross_entropy(logits, targets)  # dlogits: (B, T, V)
     dim = model.weight.shape[0]
     grad_weight = np.einsum("nd,nv->dv", x.reshape(-1, dim), dlogits.reshape(-1, VOCAB_SIZE))

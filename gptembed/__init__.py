@@ -1,26 +1,37 @@
-"""gptembed: GPT-style learned position embeddings, their parameter cost, attention's memory cost.
+"""gptembed: GPT-style learned position embeddings, what they cost, and what training puts in them.
 
-The math lives in :mod:`gptembed.embedding`, :mod:`gptembed.models`, :mod:`gptembed.attention` and
-:mod:`gptembed.training` (numpy only); figures live in :mod:`gptembed.plotting` (matplotlib),
-imported on its own.
+The package is a set of rooms, one idea each (numpy only, except :mod:`gptembed.plotting`):
+
+- :mod:`gptembed.embedding`: the layer, ``GPTStyleEmbedding``.
+- :mod:`gptembed.models`: published GPT-2 and GPT-3 sizes and exact parameter arithmetic.
+- :mod:`gptembed.attention_cost`: what attention's score matrices cost in memory.
+- :mod:`gptembed.measure`: peak memory of a call, power-law slopes, byte counts for people.
+- :mod:`gptembed.records`: the toy data, record streams whose layout is set by position.
+- :mod:`gptembed.optim`: cross-entropy and Adam, shared by the toy models.
+- :mod:`gptembed.readout`: the read-out model (embedding plus one linear map) and its training.
+- :mod:`gptembed.probes`: looking inside a position table.
+- :mod:`gptembed.plotting`: every figure of the book (matplotlib), imported on its own.
+- :mod:`gptembed.samples` and :mod:`gptembed.glue`: sample GPT-2 ids, and the book's glue.
+
+The names below are the layer and the arithmetic a reader reaches for first; the toy models and
+their data are imported from their own modules (``from gptembed.readout import train``).
 """
 
-from .attention import (
+from .attention_cost import (
     attention_probs,
     attention_scores_bytes,
-    format_bytes,
-    loglog_slope,
     measure_attention_scores_peak,
     naive_attention_probs,
-    peak_bytes,
 )
 from .embedding import INIT_STD, GPTStyleEmbedding
+from .measure import format_bytes, loglog_slope, peak_bytes
 from .models import (
     MODELS,
     ModelConfig,
     ParameterCounts,
     config_embedding_counts,
     embedding_parameter_counts,
+    model_label,
     transformer_parameter_count,
 )
 
@@ -37,6 +48,7 @@ __all__ = [
     "format_bytes",
     "loglog_slope",
     "measure_attention_scores_peak",
+    "model_label",
     "naive_attention_probs",
     "peak_bytes",
     "transformer_parameter_count",

@@ -95,6 +95,15 @@ def transformer_parameter_count(config: ModelConfig) -> int:
     return config.n_layers * per_block + 2 * d + config_embedding_counts(config).total
 
 
+def model_label(name: str) -> str:
+    """Display name of a ``MODELS`` key: ``"gpt3-2.7b"`` -> ``"GPT-3 2.7B"``."""
+    family, _, size = name.partition("-")
+    family = {"gpt2": "GPT-2", "gpt3": "GPT-3"}.get(family, family)
+    if size[:1].isdigit() or size == "xl":
+        size = size.upper()
+    return f"{family} {size}".strip()
+
+
 def _gpt2(embed_dim: int, n_layers: int, n_heads: int) -> ModelConfig:
     return ModelConfig(50_257, 1_024, embed_dim, n_layers, n_heads, GPT2_SOURCE)
 

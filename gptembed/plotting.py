@@ -19,9 +19,15 @@ from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
 from numpy.typing import ArrayLike
 
-from .attention import attention_scores_bytes
-from .models import MODELS, ModelConfig, config_embedding_counts, transformer_parameter_count
-from .training import cosine_similarity_matrix
+from .attention_cost import attention_scores_bytes
+from .models import (
+    MODELS,
+    ModelConfig,
+    config_embedding_counts,
+    model_label,
+    transformer_parameter_count,
+)
+from .probes import cosine_similarity_matrix
 
 FIGSIZE = (7.0, 4.0)
 """Width and height in inches of a one-panel figure."""
@@ -136,15 +142,6 @@ def plot_embedding_addition(
     return fig, panels
 
 
-def model_label(name: str) -> str:
-    """Display name of a ``MODELS`` key: ``"gpt3-2.7b"`` -> ``"GPT-3 2.7B"``."""
-    family, _, size = name.partition("-")
-    family = {"gpt2": "GPT-2", "gpt3": "GPT-3"}.get(family, family)
-    if size[:1].isdigit() or size == "xl":
-        size = size.upper()
-    return f"{family} {size}".strip()
-
-
 def plot_parameter_asymmetry(
     models: Mapping[str, ModelConfig] = MODELS, ax: Axes | None = None
 ) -> Axes:
@@ -215,8 +212,8 @@ def plot_attention_memory(
 ) -> Axes:
     """Log-log attention score memory against sequence length: formula lines, measured points.
 
-    Three formula lines (:func:`~gptembed.attention.attention_scores_bytes`): one head, one layer
-    of ``n_heads`` and all ``n_layers``. Measured peaks of one head sit on the one-head line.
+    Three formula lines (:func:`~gptembed.attention_cost.attention_scores_bytes`): one head, one
+    layer of ``n_heads`` and all ``n_layers``. Measured peaks of one head sit on the one-head line.
 
     Args:
         seq_lens: sequence lengths the lines span (at least two).

@@ -19,6 +19,7 @@ from gptembed import (
     MODELS,
     attention_scores_bytes,
     config_embedding_counts,
+    model_label,
     transformer_parameter_count,
 )
 from gptembed.plotting import (
@@ -26,7 +27,6 @@ from gptembed.plotting import (
     DIVERGING_CMAP,
     FIGSIZE,
     PALETTE,
-    model_label,
     new_figure,
     plot_attention_memory,
     plot_embedding_addition,

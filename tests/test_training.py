@@ -1,4 +1,4 @@
-"""The training module: data, gradients, determinism, and what the position table buys."""
+"""Records, cross-entropy, the read-out model and its training, and the table probes."""
 
 from __future__ import annotations
 
@@ -7,23 +7,17 @@ import math
 import numpy as np
 import pytest
 
-from gptembed.training import (
-    ALPHABET,
-    VOCAB_SIZE,
+from gptembed.optim import cross_entropy
+from gptembed.probes import cosine_similarity_matrix, lagged_similarity
+from gptembed.readout import (
     ReadoutModel,
     TrainConfig,
-    cosine_similarity_matrix,
-    cross_entropy,
-    decode,
-    encode,
     evaluate,
     init_model,
-    lagged_similarity,
     loss_and_grads,
-    loss_floor,
-    make_records,
     train,
 )
+from gptembed.records import ALPHABET, VOCAB_SIZE, decode, encode, loss_floor, make_records
 
 
 def test_records_follow_the_format_and_targets_are_the_next_character() -> None:

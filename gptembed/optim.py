@@ -1,0 +1,74 @@
+"""Learning machinery shared by the book's models: cross-entropy with its gradient, and Adam."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+
+def cross_entropy(logits: ArrayLike, targets: ArrayLike) -> tuple[float, NDArray[np.float64]]:
+    """Mean cross-entropy (nats) of ``(..., V)`` logits against ``(...)`` ids, and its gradient.
+
+    Returns:
+        ``(loss, dloss_dlogits)``, the gradient with the logits' shape.
+
+    Raises:
+        ValueError: the shapes do not match, or a target is outside ``[0, V)``.
+    """
+    z = np.asarray(logits, dtype=np.float64)
+    y = np.asarray(targets)
+    if z.ndim < 1 or z.shape[:-1] != y.shape:
+        raise ValueError(
+            f"targets must have the logits' shape without the last axis, {z.shape[:-1]}, "
+            f"got {y.shape}"
+        )
+    n_classes = z.shape[-1]
+    if y.size and (y.min() < 0 or y.max() >= n_classes):
+        bad = y.min() if y.min() < 0 else y.max()
+        raise ValueError(f"target id {bad} is out of range: targets must be in [0, {n_classes})")
+    rows = z.reshape(-1, n_classes)  # (N, V)
+    flat = y.reshape(-1)  # (N,)
+    shifted = rows - rows.max(axis=1, keepdims=True)
+    probs = np.exp(shifted)
+    sums = probs.sum(axis=1, keepdims=True)  # (N, 1)
+    picked = shifted[np.arange(flat.size), flat] - np.log(sums[:, 0])  # (N,) log-probabilities
+    probs /= sums
+    probs[np.arange(flat.size), flat] -= 1.0
+    n = max(flat.size, 1)
+    probs /= n
+    return float(-picked.sum() / n), probs.reshape(z.shape)
+
+
+@dataclass
+class Adam:
+    """Adam (Kingma & Ba) with bias correction; :meth:`step` updates arrays in place.
+
+    Attributes:
+        learning_rate: step size.
+        beta1, beta2, eps: the usual constants.
+    """
+
+    learning_rate: float
+    beta1: float = 0.9
+    beta2: float = 0.999
+    eps: float = 1e-8
+    t: int = 0
+    m: dict[str, NDArray[np.floating]] = field(default_factory=dict)
+    v: dict[str, NDArray[np.floating]] = field(default_factory=dict)
+
+    def step(
+        self, params: dict[str, NDArray[np.floating]], grads: Mapping[str, NDArray[np.floating]]
+    ) -> None:
+        """One update of every array in ``grads`` (arrays absent from ``grads`` stay frozen)."""
+        self.t += 1
+        for name, g in grads.items():
+            m = self.m.setdefault(name, np.zeros_like(g))
+            v = self.v.setdefault(name, np.zeros_like(g))
+            m += (1 - self.beta1) * (g - m)
+            v += (1 - self.beta2) * (g * g - v)
+            m_hat = m / (1 - self.beta1**self.t)
+            v_hat = v / (1 - self.beta2**self.t)
+            params[name] -= self.learning_rate * m_hat / (np.sqrt(v_hat) + self.eps)

@@ -1,0 +1,194 @@
+"""The read-out model: the embedding layer plus one linear map, trained on record streams.
+
+The smallest model in which position matters. The vector at position ``t`` goes straight to
+next-character logits::
+
+    x = wte[ids] + wpe[0:T]          # (B, T, D)
+    logits = x @ W + b               # (B, T, V)
+
+There is no attention, so each prediction sees one token and one position row. Training the same
+model with the position table frozen at zero measures what the table contributes.
+
+The products use ``np.einsum`` rather than ``@``: these matrices are tiny, and einsum never hands
+them to a multi-threaded BLAS, so a run takes the same time on a busy machine and gives the same
+bits whatever the thread count.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from ._checks import check_int
+from .embedding import INIT_STD, GPTStyleEmbedding
+from .optim import Adam, cross_entropy
+from .records import VOCAB_SIZE, check_record_format, make_records
+
+
+@dataclass(frozen=True)
+class TrainConfig:
+    """Everything a training run depends on; equal configs give bit-identical runs.
+
+    Attributes:
+        record_format: the record layout (see :func:`make_records`).
+        seq_len: ``T``, the context length and the rows of the position table.
+        embed_dim: ``D``, the width of both tables and the read-out's input.
+        batch_size: ``B``, sequences per step (a fresh batch every step).
+        steps: optimizer steps.
+        learning_rate: Adam's step size.
+        use_positions: train the position table; if False it is frozen at zero.
+        random_offset: start sequences anywhere inside a record (see :func:`make_records`).
+        seed: seeds the initial tables, the read-out and the batches.
+    """
+
+    record_format: str = "AA-99;"
+    seq_len: int = 30
+    embed_dim: int = 16
+    batch_size: int = 32
+    steps: int = 150
+    learning_rate: float = 0.02
+    use_positions: bool = True
+    random_offset: bool = False
+    seed: int = 0
+
+    def __post_init__(self) -> None:
+        check_record_format(self.record_format)
+        for name in ("seq_len", "embed_dim", "batch_size"):
+            check_int(name, getattr(self, name))
+        check_int("steps", self.steps, minimum=0)
+        check_int("seed", self.seed, minimum=0)
+        lr = self.learning_rate
+        if (
+            isinstance(lr, bool)
+            or not isinstance(lr, numbers.Real)
+            or not math.isfinite(lr)
+            or lr <= 0
+        ):
+            raise ValueError(f"learning_rate must be a finite number > 0, got {lr!r}")
+
+
+@dataclass
+class ReadoutModel:
+    """The embedding layer plus a linear read-out to next-character logits.
+
+    Attributes:
+        embedding: the :class:`GPTStyleEmbedding`, ``(V, D)`` token and ``(T, D)`` position tables.
+        weight: ``(D, V)`` read-out matrix.
+        bias: ``(V,)`` read-out bias.
+    """
+
+    embedding: GPTStyleEmbedding
+    weight: NDArray[np.float64]
+    bias: NDArray[np.float64]
+
+    def parameters(self) -> dict[str, NDArray[np.floating]]:
+        """The four arrays by name; the optimizer updates them in place."""
+        return {
+            "token_embeddings": self.embedding.token_embeddings,
+            "position_embeddings": self.embedding.position_embeddings,
+            "weight": self.weight,
+            "bias": self.bias,
+        }
+
+    def readout(self, x: NDArray[np.floating]) -> NDArray[np.float64]:
+        """Logits ``(..., V)`` of embedded inputs ``(..., D)``: ``x @ weight + bias``."""
+        return np.einsum("...d,dv->...v", x, self.weight) + self.bias
+
+    def logits(self, inputs: ArrayLike) -> NDArray[np.float64]:
+        """Next-character logits ``(B, T, V)`` for ids ``(B, T)`` (or ``(T, V)`` for ``(T,)``)."""
+        return self.readout(self.embedding.forward(inputs))
+
+
+def init_model(config: TrainConfig) -> ReadoutModel:
+    """A fresh model: tables as in :class:`GPTStyleEmbedding`, read-out from N(0, 0.02**2).
+
+    The token table and read-out do not depend on ``use_positions``, so runs with and without a
+    position table start from the same point; without positions the table is all zeros.
+    """
+    embedding = GPTStyleEmbedding(
+        VOCAB_SIZE, config.seq_len, config.embed_dim, seed=config.seed, dtype=np.float64
+    )
+    if not config.use_positions:
+        embedding.position_embeddings[:] = 0.0
+    rng = np.random.default_rng([config.seed, 1])
+    weight = rng.standard_normal((config.embed_dim, VOCAB_SIZE)) * INIT_STD
+    return ReadoutModel(embedding, weight, np.zeros(VOCAB_SIZE))
+
+
+def loss_and_grads(
+    model: ReadoutModel, inputs: ArrayLike, targets: ArrayLike
+) -> tuple[float, dict[str, NDArray[np.float64]]]:
+    """Mean cross-entropy of the model on ``(B, T)`` inputs and targets, and every gradient.
+
+    Returns:
+        ``(loss, grads)``; ``grads`` has the keys and shapes of :meth:`ReadoutModel.parameters`.
+    """
+    ids = model.embedding.check_ids(inputs)
+    x = model.embedding.forward(ids)  # (B, T, D)
+    logits = model.readout(x)  # (B, T, V)
+    loss, dlogits = cross_entropy(logits, targets)  # dlogits: (B, T, V)
+    dim = model.weight.shape[0]
+    grad_weight = np.einsum("nd,nv->dv", x.reshape(-1, dim), dlogits.reshape(-1, VOCAB_SIZE))
+    grad_bias = dlogits.reshape(-1, VOCAB_SIZE).sum(axis=0)  # (V,)
+    dx = np.einsum("...v,dv->...d", dlogits, model.weight)  # (B, T, D)
+    grad_token, grad_position = model.embedding.backward(dx, ids)  # (V, D), (T, D)
+    grads = {
+        "token_embeddings": grad_token,
+        "position_embeddings": grad_position,
+        "weight": grad_weight,
+        "bias": grad_bias,
+    }
+    return loss, grads
+
+
+@dataclass
+class TrainResult:
+    """What :func:`train` returns.
+
+    Attributes:
+        model: the trained model.
+        losses: ``(steps,)`` training loss (nats) of each step's batch, before its update.
+        initial_positions: ``(T, D)`` copy of the position table before training.
+        config: the configuration that produced the run.
+    """
+
+    model: ReadoutModel
+    losses: NDArray[np.float64]
+    initial_positions: NDArray[np.floating]
+    config: TrainConfig
+
+
+def train(config: TrainConfig) -> TrainResult:
+    """Train a :class:`ReadoutModel` with Adam on fresh batches of records.
+
+    Deterministic: the same ``config`` gives the same losses and tables on the same machine.
+    With ``use_positions=False`` the position table stays at zero throughout.
+    """
+    model = init_model(config)
+    initial = model.embedding.position_embeddings.copy()
+    data_rng = np.random.default_rng([config.seed, 2])
+    optimizer = Adam(config.learning_rate)
+    params = model.parameters()
+    losses = np.empty(config.steps)
+    for step in range(config.steps):
+        inputs, targets = make_records(
+            config.batch_size,
+            config.seq_len,
+            config.record_format,
+            data_rng,
+            config.random_offset,
+        )
+        losses[step], grads = loss_and_grads(model, inputs, targets)
+        if not config.use_positions:
+            del grads["position_embeddings"]  # frozen at zero
+        optimizer.step(params, grads)
+    return TrainResult(model, losses, initial, config)
+
+
+def evaluate(model: ReadoutModel, inputs: ArrayLike, targets: ArrayLike) -> float:
+    """Mean cross-entropy (nats) of ``model`` on ``(B, T)`` inputs and targets; no update."""
+    return cross_entropy(model.logits(inputs), targets)[0]

@@ -68,10 +68,8 @@ def longest_context(
         ValueError: ``memory_bytes`` is negative, or another argument is not positive.
     """
     memory_bytes = check_int("memory_bytes", memory_bytes, minimum=0)
-    per_position_squared = attention_scores_bytes(
-        1, n_heads, n_layers, batch_size, bytes_per_element
-    )
-    return math.isqrt(memory_bytes // per_position_squared)
+    per_score = attention_scores_bytes(1, n_heads, n_layers, batch_size, bytes_per_element)
+    return math.isqrt(memory_bytes // per_score)  # bytes per n**2, then the largest whole n
 
 
 def kv_cache_bytes(

@@ -173,8 +173,7 @@ def test_training_flops_agree_with_nanogpt_estimate_mfu(name: str) -> None:
     cfg = MODELS[name]
     seq_len = cfg.max_seq_len
     n_params = transformer_parameter_count(cfg) - cfg.max_seq_len * cfg.embed_dim
-    head_dim = cfg.embed_dim // cfg.n_heads
-    nanogpt = 6 * n_params + 12 * cfg.n_layers * cfg.n_heads * head_dim * seq_len
+    nanogpt = 6 * n_params + 12 * cfg.n_layers * cfg.n_heads * cfg.head_dim * seq_len
     ours = flops_per_token(cfg, seq_len, training=True).total
     assert ours == pytest.approx(nanogpt, rel=1e-3)
     assert ours < nanogpt  # the left-out biases and LayerNorms

@@ -14,8 +14,10 @@ The package is a set of rooms, one idea each (numpy only, except :mod:`gptembed.
 - :mod:`gptembed.plotting`: every figure of the book (matplotlib), imported on its own.
 - :mod:`gptembed.samples` and :mod:`gptembed.glue`: sample GPT-2 ids, and the book's glue.
 
-The names below are the layer and the arithmetic a reader reaches for first; the toy models and
-their data are imported from their own modules (``from gptembed.readout import train``).
+The names below are what a reader reaches for first: the layer, position ids and tables, model
+sizes and parameter counts, attention's costs, and the measuring tools. The toy models and their
+data are imported from their own modules (``from gptembed.readout import train``), the figures
+from :mod:`gptembed.plotting`.
 """
 
 from .attention_cost import (

@@ -199,19 +199,10 @@ class GPTStyleEmbedding:
         return embedding_parameter_counts(self.vocab_size, self.max_seq_len, self.embed_dim)
 
     def check_ids(
-        self,
-        token_ids: ArrayLike,
-        start_pos: int = 0,
-        *,
-        position_ids: ArrayLike | None = None,
+        self, token_ids: ArrayLike, start_pos: int = 0, *, position_ids: ArrayLike | None = None
     ) -> NDArray[np.intp]:
-        """Validate a forward call's inputs; return the ids as ``intp``, ``(T,)`` or ``(B, T)``.
-
-        Args:
-            token_ids: integer ids in ``[0, V)``, shape ``(T,)`` or ``(B, T)``.
-            start_pos: position of the first id; the positions are ``start_pos .. start_pos+T-1``.
-            position_ids: instead of ``start_pos``, each id's position: integers in ``[0, L)`` of
-                the ids' shape, or ``(T,)`` shared by every sequence of a batch.
+        """The ids of a :meth:`forward` call with these arguments, checked: ``intp``, ``(T,)`` or
+        ``(B, T)``. Every check of :meth:`forward` and :meth:`backward` happens here.
 
         Raises:
             TypeError: ids or position ids that are not integers (floats, bools, strings,
@@ -267,11 +258,7 @@ class GPTStyleEmbedding:
         return ids.astype(np.intp, copy=False), pos
 
     def forward(
-        self,
-        token_ids: ArrayLike,
-        start_pos: int = 0,
-        *,
-        position_ids: ArrayLike | None = None,
+        self, token_ids: ArrayLike, start_pos: int = 0, *, position_ids: ArrayLike | None = None
     ) -> NDArray[np.floating]:
         """Embed ids: ``token_embeddings[ids] + position_embeddings[positions]``.
 

@@ -1,4 +1,4 @@
-"""Figures for the chapters. Matplotlib only here: the math modules never import this one.
+"""Every figure of the book, drawn with matplotlib (the only module that imports it).
 
 One idiom: every ``plot_*`` function takes ``ax=None`` (or ``axes=None``) and returns the
 :class:`~matplotlib.figure.Figure` it drew on, so a chapter shows a figure by making the call the

@@ -149,10 +149,9 @@ def _gpt3(embed_dim: int, n_layers: int, n_heads: int, note: str = "") -> ModelC
 
 GPT3_XL_NOTE = (
     "Table 2.1 prints d_model 2048, 24 heads and d_head 128, which cannot all hold: 24 x 128 = "
-    "3072, not 2048, and 2048 / 24 = 85.33 is not a whole head width. We read d_model 2048 and "
-    "d_head 128, so 16 heads: d_model 2048 (all 24 layers of 12 d_model^2 weights) reproduces "
-    "the stated 1.3B parameters, while an inner attention width of 24 x 128 = 3072 would add "
-    "about 0.2B more."
+    "3072, not 2048, and 2048 / 24 = 85.33 is not a whole head width. We keep d_model 2048 and "
+    "d_head 128, so 16 heads: with d_model 2048 the parameter count is the stated 1.3B, while an "
+    "inner attention width of 24 x 128 = 3072 would give about 1.5B."
 )
 GPT3_13B_NOTE = (
     "Table 2.1 prints d_model 5140 with 40 heads and d_head 128; 5140 / 40 = 128.5 is not a whole "

@@ -59,17 +59,17 @@ def _draw_table(
 
 
 def _gather_add(
-    tok_emb: NDArray[np.floating],
+    wte: NDArray[np.floating],
     ids: NDArray[np.intp],
-    pos_emb: NDArray[np.floating],
+    wpe: NDArray[np.floating],
     positions: slice | NDArray[np.intp],
 ) -> NDArray[np.floating]:
-    """``tok_emb[ids] + pos_emb[positions]``, one cache-sized block at a time, into a new array.
+    """``wte[ids] + wpe[positions]``, one cache-sized block at a time, into a new array.
 
     Args:
-        tok_emb, pos_emb: the ``(V, D)`` and ``(L, D)`` tables.
+        wte, wpe: the ``(V, D)`` token and ``(L, D)`` position tables.
         ids: checked ids ``(T,)`` or ``(B, T)``.
-        positions: a slice of ``T`` rows of ``pos_emb`` shared by every sequence, or checked
+        positions: a slice of ``T`` rows of ``wpe`` shared by every sequence, or checked
             position ids of the ids' shape.
 
     A block is whole sequences when they fit (many short sequences: ``(8192, 1)`` takes 32
@@ -78,8 +78,8 @@ def _gather_add(
     so nothing clips) and the position rows added while the block is still in cache, so nothing
     full-size is allocated but the output.
     """
-    dim = tok_emb.shape[1]
-    out = np.empty((*ids.shape, dim), dtype=tok_emb.dtype)  # (..., T, D)
+    dim = wte.shape[1]
+    out = np.empty((*ids.shape, dim), dtype=wte.dtype)  # (..., T, D)
     if out.size == 0:
         return out
     seq_len = ids.shape[-1]
@@ -89,20 +89,20 @@ def _gather_add(
     n_seqs = max(1, block // seq_len)  # whole sequences per block when they fit ...
     width = min(seq_len, block)  # ... else part of one
     if isinstance(positions, slice):
-        shared = pos_emb[positions]  # (T, D) view
+        shared = wpe[positions]  # (T, D) view
     else:
         positions = positions.reshape(-1, seq_len)  # (B, T)
         scratch = np.empty(n_seqs * width * dim, dtype=out.dtype)  # one block's position rows
     for b in range(0, len(rows), n_seqs):
         for t in range(0, seq_len, width):
             dst = rows[b : b + n_seqs, t : t + width]  # (n, w, D), contiguous
-            np.take(tok_emb, ids[b : b + n_seqs, t : t + width], axis=0, out=dst, mode="clip")
+            np.take(wte, ids[b : b + n_seqs, t : t + width], axis=0, out=dst, mode="clip")
             if isinstance(positions, slice):
                 dst += shared[t : t + width]  # broadcast over the block's sequences
             else:
                 pos_rows = scratch[: dst.size].reshape(dst.shape)
                 pos_idx = positions[b : b + n_seqs, t : t + width]
-                np.take(pos_emb, pos_idx, axis=0, out=pos_rows, mode="clip")
+                np.take(wpe, pos_idx, axis=0, out=pos_rows, mode="clip")
                 dst += pos_rows
     return out
 
@@ -276,10 +276,11 @@ class GPTStyleEmbedding:
         Raises:
             TypeError, ValueError: as :meth:`check_ids`.
         """
-        ids, positions = self._checked(token_ids, start_pos, position_ids)  # (..., T)
-        tok_emb = self.token_embeddings  # (V, D), read at ids
-        pos_emb = self.position_embeddings  # (L, D), read at positions
-        return _gather_add(tok_emb, ids, pos_emb, positions)  # (..., T, D)
+        ids, positions = self._checked(token_ids, start_pos, position_ids)  # (..., T) each
+        wte, wpe = self.token_embeddings, self.position_embeddings  # (V, D), (L, D)
+        # x = wte[ids] + wpe[positions], gathered and added one cache-sized block at a time
+        x = _gather_add(wte, ids, wpe, positions)  # (..., T, D)
+        return x
 
     __call__ = forward
 

@@ -55,9 +55,9 @@ class AttentionConfig:
     """
 
     vocab_size: int = 16
-    seq_len: int = 24
-    embed_dim: int = 24
-    head_dim: int = 16
+    seq_len: int = 32
+    embed_dim: int = 16
+    head_dim: int = 8
     offset: int = 3
     batch_size: int = 32
     steps: int = 200
@@ -250,6 +250,8 @@ def forward(
     model: AttentionModel,
     token_ids: ArrayLike,
     start_pos: int = 0,
+    *,
+    position_ids: ArrayLike | None = None,
     attention_mask: ArrayLike | None = None,
     scores: ArrayLike | None = None,
 ) -> Forward:
@@ -257,7 +259,7 @@ def forward(
 
     Args:
         token_ids: ids in ``[0, V)``.
-        start_pos: position of the first id (see :meth:`GPTStyleEmbedding.forward`).
+        start_pos, position_ids: where the ids sit (see :meth:`GPTStyleEmbedding.forward`).
         attention_mask: ``(B, T)`` of 1 (real token) and 0 (padding); padding keys get no weight.
         scores: ``(B, T, T)`` scores to use instead of ``q k^T / sqrt(H)`` (for ablations, such as
             one term of :func:`score_terms`); the causal mask still applies.
@@ -269,14 +271,14 @@ def forward(
         TypeError, ValueError: as :meth:`GPTStyleEmbedding.check_ids`, or a mask or scores of
             the wrong shape.
     """
-    ids = model.embedding.check_ids(token_ids, start_pos)
+    ids = model.embedding.check_ids(token_ids, start_pos, position_ids=position_ids)
     single = ids.ndim == 1
     batch_ids = ids[None] if single else ids  # (B, T)
     n_seq, seq_len = batch_ids.shape
     mask = None if attention_mask is None else np.asarray(attention_mask)
     if mask is not None and single:
         mask = mask[None]
-    x = model.embedding.forward(batch_ids, start_pos)  # (B, T, D)
+    x = model.embedding.forward(batch_ids, start_pos, position_ids=position_ids)  # (B, T, D)
     q = np.einsum("btd,dh->bth", x, model.w_query)
     k = np.einsum("btd,dh->bth", x, model.w_key)
     v = np.einsum("btd,dh->bth", x, model.w_value)
@@ -402,6 +404,7 @@ def evaluate(
     inputs: ArrayLike,
     targets: ArrayLike,
     start_pos: int = 0,
+    *,
     scores: ArrayLike | None = None,
 ) -> tuple[float, float]:
     """Mean cross-entropy (nats) and accuracy of the argmax over the scored positions.
@@ -443,16 +446,25 @@ class ScoreTerms:
         return self.token_token + self.token_position + self.position_token + self.position_position
 
 
-def score_terms(model: AttentionModel, token_ids: ArrayLike, start_pos: int = 0) -> ScoreTerms:
+def score_terms(
+    model: AttentionModel,
+    token_ids: ArrayLike,
+    start_pos: int = 0,
+    *,
+    position_ids: ArrayLike | None = None,
+) -> ScoreTerms:
     """Split the scores of ids ``(T,)`` or ``(B, T)`` into :class:`ScoreTerms`.
 
-    Their sum equals ``forward(model, token_ids, start_pos).scores`` up to rounding.
+    Their sum equals ``forward(...).scores`` for the same arguments, up to rounding.
     """
-    ids = model.embedding.check_ids(token_ids, start_pos)
+    ids = model.embedding.check_ids(token_ids, start_pos, position_ids=position_ids)
     seq_len = ids.shape[-1]
+    if position_ids is None:
+        rows = np.arange(start_pos, start_pos + seq_len)
+    else:
+        rows = np.asarray(position_ids, dtype=np.intp)
     tok = model.embedding.token_embeddings[ids]  # (..., T, D)
-    pos = model.embedding.position_embeddings[start_pos : start_pos + seq_len]  # (T, D)
-    pos = np.broadcast_to(pos, tok.shape)
+    pos = np.broadcast_to(model.embedding.position_embeddings[rows], tok.shape)  # (..., T, D)
     scale = 1.0 / math.sqrt(model.head_dim)
 
     def term(rows_q: NDArray[np.floating], rows_k: NDArray[np.floating]) -> NDArray[np.float64]:
@@ -461,3 +473,22 @@ def score_terms(model: AttentionModel, token_ids: ArrayLike, start_pos: int = 0)
         return np.einsum("...ih,...jh->...ij", q, k) * scale
 
     return ScoreTerms(term(tok, tok), term(tok, pos), term(pos, tok), term(pos, pos))
+
+
+def term_spread(terms: ScoreTerms) -> dict[str, float]:
+    """How much each term, and their total, varies across the keys a query may attend to.
+
+    Softmax ignores whatever is constant along a query's row, so what moves attention is a
+    term's spread across the keys ``j <= i``. For each term: the variance over ``j <= i``,
+    averaged over the queries ``i >= 1`` (and over the sequences of a batch).
+
+    Returns:
+        The four names of :meth:`ScoreTerms.as_dict` and ``"total"``, each a variance.
+    """
+    named = {**terms.as_dict(), "total": terms.total()}
+    seq_len = named["total"].shape[-1]
+    spread = {}
+    for name, term in named.items():
+        rows = [term[..., i, : i + 1].var(axis=-1).mean() for i in range(1, seq_len)]
+        spread[name] = float(np.mean(rows))
+    return spread

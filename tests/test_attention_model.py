@@ -159,7 +159,7 @@ def test_training_is_deterministic_and_learns_the_lookback() -> None:
     np.testing.assert_array_equal(first.losses, second.losses)
     for name, array in first.model.parameters().items():
         np.testing.assert_array_equal(array, second.model.parameters()[name], err_msg=name)
-    inputs, targets = make_lookback(256, 24, 16, 3, seed=99)
+    inputs, targets = make_lookback(256, 32, 16, 3, seed=99)
     loss, accuracy = evaluate(first.model, inputs, targets)
     assert loss < 0.5 * math.log(16) and accuracy > 0.8
 
@@ -168,9 +168,9 @@ def test_without_positions_the_model_cannot_beat_the_order_blind_floor() -> None
     config = AttentionConfig(steps=150, use_positions=False)
     run = train(config)
     assert (run.model.embedding.position_embeddings == 0).all()
-    inputs, targets = make_lookback(512, 24, 16, 3, seed=99)
+    inputs, targets = make_lookback(512, 32, 16, 3, seed=99)
     loss, _ = evaluate(run.model, inputs, targets)
-    assert loss > order_blind_floor(16, 24, 3) - 0.05
+    assert loss > order_blind_floor(16, 32, 3) - 0.05
 
 
 def test_config_refuses_bad_values() -> None:
@@ -181,3 +181,13 @@ def test_config_refuses_bad_values() -> None:
     model = init_model(TINY)
     with pytest.raises(ValueError, match="every target is IGNORE"):
         loss_and_grads(model, np.zeros((1, 6), dtype=int), np.full((1, 6), IGNORE))
+
+
+def test_position_ids_give_what_start_pos_gives() -> None:
+    model = _perturbed(TINY)
+    ids = make_lookback(2, 4, TINY.vocab_size, 1, seed=8)[0]
+    by_start = forward(model, ids, start_pos=2)
+    by_ids = forward(model, ids, position_ids=np.arange(2, 6))
+    np.testing.assert_array_equal(by_ids.logits, by_start.logits)
+    terms = score_terms(model, ids, position_ids=np.tile(np.arange(2, 6), (2, 1)))
+    np.testing.assert_allclose(terms.total(), by_start.scores, rtol=1e-12, atol=1e-12)

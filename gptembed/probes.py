@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numbers
 from dataclasses import dataclass
 
 import numpy as np
@@ -85,33 +86,47 @@ def _rows(table: ArrayLike) -> NDArray[np.float64]:
     return rows
 
 
-def position_probe(table: ArrayLike, n_folds: int = 4, ridge: float = 1e-3) -> ProbeScore:
+def _ridge_fit(x: NDArray[np.float64], y: NDArray[np.float64], ridge: float) -> NDArray[np.float64]:
+    """``W`` minimising ``|x W - y|^2 + penalty |W|^2``, ``penalty = ridge * mean eigenvalue``.
+
+    The penalty scales with the rows' own size (``trace(x^T x) / D``), so one ``ridge`` means the
+    same for tables of any scale. ``ridge = 0`` is plain least squares (minimum norm).
+    """
+    if ridge == 0:
+        return np.asarray(np.linalg.lstsq(x, y, rcond=None)[0], dtype=np.float64)
+    gram = x.T @ x  # (D, D)
+    penalty = ridge * np.trace(gram) / len(gram)
+    return np.linalg.solve(gram + penalty * np.eye(len(gram)), x.T @ y)
+
+
+def _check_ridge(ridge: float) -> float:
+    if isinstance(ridge, bool) or not isinstance(ridge, numbers.Real) or not ridge >= 0:
+        raise ValueError(f"ridge must be a number >= 0, got {ridge!r}")
+    return float(ridge)
+
+
+def position_probe(table: ArrayLike, n_folds: int = 4, ridge: float = 0.0) -> ProbeScore:
     """How well a linear map reads the absolute position ``t`` off row ``t`` of a table.
 
-    Ridge regression with an intercept from the ``D`` numbers of a row to its index, fitted by
+    Linear regression with an intercept from the ``D`` numbers of a row to its index, fitted by
     ``n_folds``-fold cross-validation on a fixed interleaved split (fold ``f`` holds out rows
-    ``f, f + n_folds, ...``). The penalty is ``ridge`` times the mean eigenvalue of the fitted
-    rows' covariance, so it does not depend on the table's scale. Errors are mean absolute
-    errors in positions. This follows the absolute-position probe of Wang and Chen (EMNLP 2020,
-    arXiv:2010.04903).
+    ``f, f + n_folds, ...``): least squares (minimum norm), or with ``ridge > 0`` a penalty of
+    ``ridge`` times the mean eigenvalue of the fitted rows' scatter, which does not depend on the
+    table's scale. Errors are mean absolute errors in positions. This follows the
+    absolute-position probe of Wang and Chen (EMNLP 2020, arXiv:2010.04903).
 
     Raises:
         ValueError: a table that is not 2-D, too few rows for the folds, or ``ridge < 0``.
     """
     rows = _rows(table)
-    if not ridge >= 0:
-        raise ValueError(f"ridge must be a number >= 0, got {ridge}")
+    ridge = _check_ridge(ridge)
     positions = np.arange(len(rows), dtype=np.float64)
     train_err, test_err, base_err = [], [], []
     for held in _folds(len(rows), n_folds):
         fit = np.setdiff1d(np.arange(len(rows)), held)
         x_mean, y_mean = rows[fit].mean(axis=0), positions[fit].mean()
         x = rows[fit] - x_mean  # (n, D)
-        gram = x.T @ x  # (D, D)
-        penalty = ridge * np.trace(gram) / len(gram)
-        weights = np.linalg.solve(
-            gram + penalty * np.eye(len(gram)), x.T @ (positions[fit] - y_mean)
-        )
+        weights = _ridge_fit(x, positions[fit] - y_mean, ridge)  # (D,)
         guess = (rows - x_mean) @ weights + y_mean  # (L,) every row's predicted position
         train_err.append(np.abs(guess[fit] - positions[fit]).mean())
         test_err.append(np.abs(guess[held] - positions[held]).mean())
@@ -125,11 +140,12 @@ def _unexplained(guess: NDArray[np.float64], target: NDArray[np.float64]) -> flo
     return float(np.sum((guess - target) ** 2) / spread)
 
 
-def shift_probe(table: ArrayLike, shift: int, n_folds: int = 4) -> ProbeScore:
+def shift_probe(table: ArrayLike, shift: int, n_folds: int = 4, ridge: float = 0.0) -> ProbeScore:
     """How well ONE linear map ``M`` takes row ``t`` to row ``t + shift``, for every ``t``.
 
-    Least squares (minimum norm) ``M`` from rows ``t`` to rows ``t + shift``, cross-validated on
-    a fixed interleaved split of the ``L - shift`` pairs as in :func:`position_probe`. The error
+    Least squares ``M`` from rows ``t`` to rows ``t + shift`` (minimum norm; with ``ridge > 0``
+    penalised as in :func:`position_probe`), cross-validated on a fixed interleaved split of the
+    ``L - shift`` pairs as in :func:`position_probe`. The error
     is the residual's share of the targets' variance, ``sum |t_hat - t|^2 / sum |t - mean|^2``
     over a fold's rows (0: exact; 1: no better than the mean row). For a sinusoidal table it is
     0 up to rounding: each sin/cos pair of a frequency is rotated by a fixed angle per position.
@@ -141,6 +157,7 @@ def shift_probe(table: ArrayLike, shift: int, n_folds: int = 4) -> ProbeScore:
         ValueError: ``shift`` not in ``[1, L - 1]``, a table that is not 2-D, or too few rows.
     """
     rows = _rows(table)
+    ridge = _check_ridge(ridge)
     shift = check_int("shift", shift)
     if shift >= len(rows):
         raise ValueError(f"shift must be in [1, {len(rows) - 1}] for this table, got {shift}")
@@ -148,7 +165,7 @@ def shift_probe(table: ArrayLike, shift: int, n_folds: int = 4) -> ProbeScore:
     train_err, test_err, base_err = [], [], []
     for held in _folds(len(sources), n_folds):
         fit = np.setdiff1d(np.arange(len(sources)), held)
-        mapping = np.linalg.lstsq(sources[fit], targets[fit], rcond=None)[0]  # (D, D)
+        mapping = _ridge_fit(sources[fit], targets[fit], ridge)  # (D, D)
         guess = sources @ mapping  # (L - shift, D)
         centre = targets[fit].mean(axis=0)  # (D,)
         train_err.append(_unexplained(guess[fit], targets[fit]))

@@ -492,3 +492,62 @@ def term_spread(terms: ScoreTerms) -> dict[str, float]:
         rows = [term[..., i, : i + 1].var(axis=-1).mean() for i in range(1, seq_len)]
         spread[name] = float(np.mean(rows))
     return spread
+
+
+@dataclass
+class KVCache:
+    """The keys and values ``(B, n, H)`` of the ``n`` tokens a sequence has seen so far."""
+
+    keys: NDArray[np.float64]
+    values: NDArray[np.float64]
+
+    @property
+    def length(self) -> int:
+        """``n``, the tokens already seen: the position the next token should get."""
+        return self.keys.shape[1]
+
+
+def decode(
+    model: AttentionModel,
+    token_ids: ArrayLike,
+    cache: KVCache | None = None,
+    start_pos: int | None = None,
+) -> tuple[NDArray[np.float64], KVCache]:
+    """Logits of new ids ``(B, n)`` that continue the cached ones, and the grown cache.
+
+    Only the new ids are embedded and projected; their queries meet the cached keys and their
+    own (causally). With the default ``start_pos`` (the cache's length) the logits equal those of
+    :func:`forward` on the whole sequence. Any other ``start_pos`` puts the new ids at the wrong
+    rows of the position table, as a continuation that forgets its offset does.
+
+    Returns:
+        ``(logits, cache)``: ``(B, n, V)`` logits and a new :class:`KVCache` of ``length + n``.
+
+    Raises:
+        TypeError, ValueError: as :meth:`GPTStyleEmbedding.check_ids` (so a continuation past the
+            last row of the position table is refused), ids that are not ``(B, n)``, or a cache
+            of another batch size.
+    """
+    past = 0 if cache is None else cache.length
+    start = past if start_pos is None else start_pos
+    ids = model.embedding.check_ids(token_ids, start)
+    if ids.ndim != 2:
+        raise ValueError(f"token_ids must have shape (B, n), got {ids.shape}")
+    if cache is not None and cache.keys.shape[0] != ids.shape[0]:
+        raise ValueError(
+            f"the cache holds {cache.keys.shape[0]} sequences, got ids for {ids.shape[0]}"
+        )
+    x = model.embedding.forward(ids, start)  # (B, n, D)
+    q = np.einsum("btd,dh->bth", x, model.w_query)
+    k = np.einsum("btd,dh->bth", x, model.w_key)
+    v = np.einsum("btd,dh->bth", x, model.w_value)
+    if cache is not None:
+        k = np.concatenate([cache.keys, k], axis=1)  # (B, past + n, H)
+        v = np.concatenate([cache.values, v], axis=1)
+    n_new = ids.shape[1]
+    allowed = np.tri(n_new, past + n_new, k=past, dtype=bool)  # new id r sees keys <= past + r
+    s = np.einsum("bih,bjh->bij", q, k) / math.sqrt(model.head_dim)  # (B, n, past + n)
+    probs = _masked_softmax(s, np.broadcast_to(allowed, s.shape))
+    out = np.einsum("bij,bjh->bih", probs, v)
+    logits = np.einsum("bth,hv->btv", out, model.w_out) + model.b_out
+    return logits, KVCache(k, v)

@@ -11,6 +11,7 @@ from gptembed.attention_model import (
     IGNORE,
     AttentionConfig,
     AttentionModel,
+    decode,
     evaluate,
     forward,
     init_model,
@@ -191,3 +192,25 @@ def test_position_ids_give_what_start_pos_gives() -> None:
     np.testing.assert_array_equal(by_ids.logits, by_start.logits)
     terms = score_terms(model, ids, position_ids=np.tile(np.arange(2, 6), (2, 1)))
     np.testing.assert_allclose(terms.total(), by_start.scores, rtol=1e-12, atol=1e-12)
+
+
+def test_a_kv_cache_continuation_gives_the_full_forward_pass() -> None:
+    model = _perturbed(TINY)
+    ids = make_lookback(2, TINY.seq_len, TINY.vocab_size, TINY.offset, seed=9)[0]
+    full = forward(model, ids).logits
+    first, cache = decode(model, ids[:, :2])
+    steps = [first]
+    for t in range(2, TINY.seq_len):
+        logits, cache = decode(model, ids[:, t : t + 1], cache)
+        steps.append(logits)
+    assert cache.length == TINY.seq_len
+    np.testing.assert_allclose(np.concatenate(steps, axis=1), full, rtol=1e-12, atol=1e-12)
+    # Forgetting the offset: the new ids read rows 0, 1, ... and the answer changes.
+    _, prompt = decode(model, ids[:, :3])
+    forgot, _ = decode(model, ids[:, 3:5], prompt, start_pos=0)
+    assert not np.allclose(forgot, full[:, 3:5])
+    # The table has no row past the last: a full cache cannot take one more id.
+    with pytest.raises(ValueError, match=r"sequence length 1 at start_pos 6 exceeds max_seq_len 6"):
+        decode(model, ids[:, :1], cache)
+    with pytest.raises(ValueError, match="the cache holds 2 sequences, got ids for 1"):
+        decode(model, ids[:1, :1], prompt)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from gptembed.attention_model import AttentionConfig, score_terms, term_spread, train
+from gptembed.attention_model import AttentionConfig, ScoreTerms, score_terms, term_spread, train
 from gptembed.positions import sinusoidal_table
 from gptembed.probes import (
     lagged_similarity,
@@ -86,3 +86,14 @@ def test_term_spread_of_a_trained_head_is_mostly_position_position() -> None:
     }
     assert spread["position_position"] > 0.8 * spread["total"]
     assert spread["token_token"] < 0.05 * spread["total"]
+
+
+def test_term_spread_ignores_what_is_constant_along_a_query_row() -> None:
+    rows = np.arange(4.0)[:, None] * np.ones((4, 4))  # (T, T): constant along each row
+    keys = np.tile(np.arange(4.0), (4, 1))  # varies across keys: variance of 0..i
+    zero = np.zeros((4, 4))
+    spread = term_spread(ScoreTerms(rows, keys, zero, zero))
+    assert spread["token_token"] == 0.0
+    expected = np.mean([np.var(np.arange(i + 1.0)) for i in range(1, 4)])
+    assert spread["token_position"] == pytest.approx(expected)
+    assert spread["total"] == pytest.approx(expected)

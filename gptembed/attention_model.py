@@ -246,6 +246,31 @@ def _masked_softmax(scores: NDArray[np.float64], allowed: NDArray[np.bool_]) -> 
     return weights / np.where(sums > 0, sums, 1.0)
 
 
+def _project(
+    model: AttentionModel, x: NDArray[np.floating]
+) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
+    """Queries, keys and values ``(B, T, H)`` of embedded inputs ``(B, T, D)``."""
+    q = np.einsum("btd,dh->bth", x, model.w_query)
+    k = np.einsum("btd,dh->bth", x, model.w_key)
+    v = np.einsum("btd,dh->bth", x, model.w_value)
+    return q, k, v
+
+
+def _scores(
+    model: AttentionModel, q: NDArray[np.float64], k: NDArray[np.float64]
+) -> NDArray[np.float64]:
+    """``q k^T / sqrt(H)``: ``(B, Tq, Tk)`` for queries ``(B, Tq, H)`` and keys ``(B, Tk, H)``."""
+    return np.einsum("bih,bjh->bij", q, k) / math.sqrt(model.head_dim)
+
+
+def _read_out(
+    model: AttentionModel, probs: NDArray[np.float64], v: NDArray[np.float64]
+) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """The head's output ``probs @ v`` ``(B, Tq, H)`` and its logits ``(B, Tq, V)``."""
+    out = np.einsum("bij,bjh->bih", probs, v)
+    return out, np.einsum("bth,hv->btv", out, model.w_out) + model.b_out
+
+
 def forward(
     model: AttentionModel,
     token_ids: ArrayLike,
@@ -279,11 +304,9 @@ def forward(
     if mask is not None and single:
         mask = mask[None]
     x = model.embedding.forward(batch_ids, start_pos, position_ids=position_ids)  # (B, T, D)
-    q = np.einsum("btd,dh->bth", x, model.w_query)
-    k = np.einsum("btd,dh->bth", x, model.w_key)
-    v = np.einsum("btd,dh->bth", x, model.w_value)
+    q, k, v = _project(model, x)  # (B, T, H) each
     if scores is None:
-        s = np.einsum("bih,bjh->bij", q, k) / math.sqrt(model.head_dim)  # (B, T, T)
+        s = _scores(model, q, k)  # (B, T, T)
     else:
         s = np.asarray(scores, dtype=np.float64)
         s = s[None] if single and s.ndim == 2 else s
@@ -291,8 +314,7 @@ def forward(
             raise ValueError(f"scores must have shape {(n_seq, seq_len, seq_len)}, got {s.shape}")
     allowed = _allowed(seq_len, mask, n_seq)
     probs = _masked_softmax(s, allowed)
-    out = np.einsum("bij,bjh->bih", probs, v)
-    logits = np.einsum("bth,hv->btv", out, model.w_out) + model.b_out
+    out, logits = _read_out(model, probs, v)
     result = Forward(x, q, k, v, s, allowed, probs, out, logits)
     if single:
         for name, value in vars(result).items():
@@ -538,16 +560,13 @@ def decode(
             f"the cache holds {cache.keys.shape[0]} sequences, got ids for {ids.shape[0]}"
         )
     x = model.embedding.forward(ids, start)  # (B, n, D)
-    q = np.einsum("btd,dh->bth", x, model.w_query)
-    k = np.einsum("btd,dh->bth", x, model.w_key)
-    v = np.einsum("btd,dh->bth", x, model.w_value)
+    q, k, v = _project(model, x)  # (B, n, H) each
     if cache is not None:
         k = np.concatenate([cache.keys, k], axis=1)  # (B, past + n, H)
         v = np.concatenate([cache.values, v], axis=1)
     n_new = ids.shape[1]
     allowed = np.tri(n_new, past + n_new, k=past, dtype=bool)  # new id r sees keys <= past + r
-    s = np.einsum("bih,bjh->bij", q, k) / math.sqrt(model.head_dim)  # (B, n, past + n)
+    s = _scores(model, q, k)  # (B, n, past + n)
     probs = _masked_softmax(s, np.broadcast_to(allowed, s.shape))
-    out = np.einsum("bij,bjh->bih", probs, v)
-    logits = np.einsum("bth,hv->btv", out, model.w_out) + model.b_out
+    _, logits = _read_out(model, probs, v)
     return logits, KVCache(k, v)

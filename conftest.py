@@ -1,4 +1,4 @@
-"""Shared test setup: where skips are not allowed, a skip is a failure."""
+"""Shared test setup: one hypothesis profile, and where skips are not allowed, a skip fails."""
 
 from __future__ import annotations
 
@@ -6,6 +6,12 @@ import os
 from collections.abc import Generator
 
 import pytest
+from hypothesis import settings
+
+# No deadline: a shared 2-core machine makes single examples slow now and then, which says
+# nothing about the code. 60 examples a property (the default is 100) keep the suite quick.
+settings.register_profile("gptembed", deadline=None, max_examples=60)
+settings.load_profile("gptembed")
 
 NO_SKIP = os.environ.get("GPTEMBED_NO_SKIP") == "1"
 

@@ -3,6 +3,7 @@
 The package is a set of rooms, one idea each (numpy only, except :mod:`gptembed.plotting`):
 
 - :mod:`gptembed.embedding`: the layer, ``GPTStyleEmbedding``.
+- :mod:`gptembed.positions`: position ids for padded batches, and the fixed sinusoidal table.
 - :mod:`gptembed.models`: published GPT-2 and GPT-3 sizes and exact parameter arithmetic.
 - :mod:`gptembed.attention_cost`: what attention's score matrices cost in memory.
 - :mod:`gptembed.measure`: peak memory of a call, power-law slopes, byte counts for people.
@@ -34,10 +35,12 @@ from .models import (
     model_label,
     transformer_parameter_count,
 )
+from .positions import PAD_POSITION, position_ids_from_mask, sinusoidal_table
 
 __all__ = [
     "INIT_STD",
     "MODELS",
+    "PAD_POSITION",
     "GPTStyleEmbedding",
     "ModelConfig",
     "ParameterCounts",
@@ -51,6 +54,8 @@ __all__ = [
     "model_label",
     "naive_attention_probs",
     "peak_bytes",
+    "position_ids_from_mask",
+    "sinusoidal_table",
     "transformer_parameter_count",
 ]
 

@@ -1,7 +1,8 @@
 """The GPT-2/GPT-3 input layer: a learned token table plus a learned position table.
 
-``x = wte[ids] + wpe[start_pos : start_pos + T]``, nothing else: no segment embeddings, no
-boundary tokens. Both tables are plain numpy arrays a reader can inspect and overwrite.
+``x = wte[ids] + wpe[positions]``, the positions ``start_pos .. start_pos + T - 1`` or given
+position ids, and nothing else: no segment embeddings, no boundary tokens. Both tables are plain
+numpy arrays a reader can inspect and overwrite.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from typing import Literal
 import numpy as np
 from numpy.typing import ArrayLike, DTypeLike, NDArray
 
-from ._checks import check_int
+from ._checks import check_float_dtype, check_int
 from .models import ParameterCounts, embedding_parameter_counts
 
 INIT_STD = 0.02
@@ -36,16 +37,76 @@ def _draw_table(
     return table.astype(dtype, copy=False)
 
 
-def _check_float_dtype(dtype: DTypeLike) -> np.dtype:
-    try:
-        resolved = np.dtype(dtype)
-    except TypeError as err:
-        raise TypeError(
-            f"dtype must be a floating dtype such as np.float32, got {dtype!r}"
-        ) from err
-    if resolved.kind != "f":
-        raise TypeError(f"dtype must be a floating dtype such as np.float32, got {resolved}")
-    return resolved
+def _integer_array(name: str, values: ArrayLike, limit: int) -> NDArray[np.integer]:
+    """``values`` as an integer array, or a TypeError naming the valid range ``[0, limit)``."""
+    array = np.asarray(values)
+    if array.size == 0 and array.dtype.kind == "f":
+        array = array.astype(np.intp)  # an empty list arrives as float64: it holds no bad value
+    if array.dtype.kind not in "iu":
+        raise TypeError(f"{name} must be integers in [0, {limit}), got dtype {array.dtype}")
+    return array
+
+
+def _check_range(what: str, array: NDArray[np.integer], limit: int, noun: str) -> None:
+    """A ValueError naming the first value of ``array`` outside ``[0, limit)`` and its index."""
+    if array.size == 0:
+        return
+    low, high = array.min(), array.max()
+    if low < 0 or high >= limit:
+        bad = low if low < 0 else high
+        where = tuple(int(i) for i in np.argwhere(array == bad)[0])
+        raise ValueError(
+            f"{what} {bad} at index {where} is out of range: {noun} must be in [0, {limit})"
+        )
+
+
+def _gather_add(
+    tok_emb: NDArray[np.floating],
+    ids: NDArray[np.intp],
+    pos_emb: NDArray[np.floating],
+    positions: slice | NDArray[np.intp],
+) -> NDArray[np.floating]:
+    """``tok_emb[ids] + pos_emb[positions]``, one cache-sized block at a time, into a new array.
+
+    Args:
+        tok_emb, pos_emb: the ``(V, D)`` and ``(L, D)`` tables.
+        ids: checked ids ``(T,)`` or ``(B, T)``.
+        positions: a slice of ``T`` rows of ``pos_emb`` shared by every sequence, or checked
+            position ids of the ids' shape.
+
+    A block is whole sequences when they fit (many short sequences: ``(8192, 1)`` takes 32
+    steps, not 8192), else part of one sequence. The token rows are gathered straight into the
+    output (``mode="clip"`` lets ``np.take`` write into ``out`` unbuffered; the ids are checked,
+    so nothing clips) and the position rows added while the block is still in cache, so nothing
+    full-size is allocated but the output.
+    """
+    dim = tok_emb.shape[1]
+    out = np.empty((*ids.shape, dim), dtype=tok_emb.dtype)  # (..., T, D)
+    if out.size == 0:
+        return out
+    seq_len = ids.shape[-1]
+    ids = ids.reshape(-1, seq_len)  # (B, T)
+    rows = out.reshape(-1, seq_len, dim)  # (B, T, D) view of `out`
+    block = max(1, _BLOCK_BYTES // (dim * out.itemsize))  # rows per block
+    n_seqs = max(1, block // seq_len)  # whole sequences per block when they fit ...
+    width = min(seq_len, block)  # ... else part of one
+    if isinstance(positions, slice):
+        shared = pos_emb[positions]  # (T, D) view
+    else:
+        positions = positions.reshape(-1, seq_len)  # (B, T)
+        scratch = np.empty(n_seqs * width * dim, dtype=out.dtype)  # one block's position rows
+    for b in range(0, len(rows), n_seqs):
+        for t in range(0, seq_len, width):
+            dst = rows[b : b + n_seqs, t : t + width]  # (n, w, D), contiguous
+            np.take(tok_emb, ids[b : b + n_seqs, t : t + width], axis=0, out=dst, mode="clip")
+            if isinstance(positions, slice):
+                dst += shared[t : t + width]  # broadcast over the block's sequences
+            else:
+                pos_rows = scratch[: dst.size].reshape(dst.shape)
+                pos_idx = positions[b : b + n_seqs, t : t + width]
+                np.take(pos_emb, pos_idx, axis=0, out=pos_rows, mode="clip")
+                dst += pos_rows
+    return out
 
 
 class GPTStyleEmbedding:
@@ -78,7 +139,7 @@ class GPTStyleEmbedding:
         vocab_size = check_int("vocab_size", vocab_size)
         max_seq_len = check_int("max_seq_len", max_seq_len)
         embed_dim = check_int("embed_dim", embed_dim)
-        resolved = _check_float_dtype(dtype)
+        resolved = check_float_dtype(dtype)
         rng = np.random.default_rng(seed)
         self.token_embeddings: NDArray[np.floating] = _draw_table(
             rng, (vocab_size, embed_dim), resolved
@@ -102,7 +163,7 @@ class GPTStyleEmbedding:
         for name, table in (("token_embeddings", tok), ("position_embeddings", pos)):
             if table.ndim != 2 or 0 in table.shape:
                 raise ValueError(f"{name} must be a non-empty 2-D array, got shape {table.shape}")
-            _check_float_dtype(table.dtype)
+            check_float_dtype(table.dtype)
         if tok.shape[1] != pos.shape[1]:
             raise ValueError(
                 f"token and position tables must have the same width, got {tok.shape[1]} "
@@ -139,62 +200,90 @@ class GPTStyleEmbedding:
         """Exact parameter counts: ``V*D`` token, ``L*D`` position, and their total."""
         return embedding_parameter_counts(self.vocab_size, self.max_seq_len, self.embed_dim)
 
-    def check_ids(self, token_ids: ArrayLike, start_pos: int = 0) -> NDArray[np.intp]:
+    def check_ids(
+        self,
+        token_ids: ArrayLike,
+        start_pos: int = 0,
+        *,
+        position_ids: ArrayLike | None = None,
+    ) -> NDArray[np.intp]:
         """Validate a forward call's inputs; return the ids as ``intp``, ``(T,)`` or ``(B, T)``.
 
+        Args:
+            token_ids: integer ids in ``[0, V)``, shape ``(T,)`` or ``(B, T)``.
+            start_pos: position of the first id; the positions are ``start_pos .. start_pos+T-1``.
+            position_ids: instead of ``start_pos``, each id's position: integers in ``[0, L)`` of
+                the ids' shape, or ``(T,)`` shared by every sequence of a batch.
+
         Raises:
-            TypeError: ids that are not integers (floats, bools, strings, objects), or a
-                ``start_pos`` that is not an integer.
-            ValueError: ids with 0 or more than 2 dimensions, an id outside ``[0, V)``, a negative
-                ``start_pos``, or ``start_pos + T > L`` (the section's "Sequence length ... exceeds
-                maximum ..." when ``start_pos`` is 0).
+            TypeError: ids or position ids that are not integers (floats, bools, strings,
+                objects), or a ``start_pos`` that is not an integer.
+            ValueError: ids with 0 or more than 2 dimensions, an id outside ``[0, V)``, a
+                ``start_pos`` outside ``[0, L]``, ``start_pos + T > L``, position ids of another
+                shape or outside ``[0, L)``, or both a nonzero ``start_pos`` and position ids.
         """
-        if isinstance(start_pos, bool) or not isinstance(start_pos, numbers.Integral):
-            raise TypeError(
-                f"start_pos must be an integer in [0, {self.max_seq_len}], got {start_pos!r} "
-                f"of type {type(start_pos).__name__}"
-            )
-        if start_pos < 0:
-            raise ValueError(f"start_pos must be in [0, {self.max_seq_len}], got {start_pos}")
-        start_pos = int(start_pos)
-        ids = np.asarray(token_ids)
+        return self._checked(token_ids, start_pos, position_ids)[0]
+
+    def _checked(
+        self, token_ids: ArrayLike, start_pos: int, position_ids: ArrayLike | None
+    ) -> tuple[NDArray[np.intp], slice | NDArray[np.intp]]:
+        """The checked ids ``(T,)``/``(B, T)`` and their positions: a slice of the table's rows,
+        or ``intp`` position ids of the ids' shape (broadcast from ``(T,)`` if shared)."""
+        ids = _integer_array("token_ids", token_ids, self.vocab_size)
         if ids.ndim not in (1, 2):
             raise ValueError(
                 f"token_ids must have shape (T,) or (B, T), got {ids.ndim} dimensions "
                 f"with shape {ids.shape}"
             )
-        if ids.size == 0 and ids.dtype.kind == "f":
-            ids = ids.astype(np.intp)  # an empty list arrives as float64: it holds no bad id
-        if ids.dtype.kind not in "iu":
-            raise TypeError(
-                f"token_ids must be integers in [0, {self.vocab_size}), got dtype {ids.dtype}"
-            )
         seq_len = ids.shape[-1]
-        if start_pos == 0 and seq_len > self.max_seq_len:
-            raise ValueError(f"Sequence length {seq_len} exceeds maximum {self.max_seq_len}")
-        if start_pos + seq_len > self.max_seq_len:
-            raise ValueError(
-                f"start_pos {start_pos} + sequence length {seq_len} = {start_pos + seq_len} "
-                f"exceeds maximum {self.max_seq_len}"
+        length = self.max_seq_len
+        if isinstance(start_pos, bool) or not isinstance(start_pos, numbers.Integral):
+            raise TypeError(
+                f"start_pos must be an integer in [0, {length}], got {start_pos!r} "
+                f"of type {type(start_pos).__name__}"
             )
-        if ids.size:
-            low, high = ids.min(), ids.max()
-            if low < 0 or high >= self.vocab_size:
-                bad = low if low < 0 else high
-                where = tuple(int(i) for i in np.argwhere(ids == bad)[0])
+        start_pos = int(start_pos)  # a numpy scalar would overflow or upcast in the sums below
+        if not 0 <= start_pos <= length:
+            raise ValueError(f"start_pos must be in [0, {length}], got {start_pos}")
+        _check_range("token id", ids, self.vocab_size, "ids")
+        if position_ids is None:
+            if start_pos + seq_len > length:
                 raise ValueError(
-                    f"token id {bad} at index {where} is out of range: ids must be in "
-                    f"[0, {self.vocab_size})"
+                    f"sequence length {seq_len} at start_pos {start_pos} exceeds max_seq_len "
+                    f"{length}: positions must lie in [0, {length})"
                 )
-        return ids.astype(np.intp, copy=False)
+            return ids.astype(np.intp, copy=False), slice(start_pos, start_pos + seq_len)
+        if start_pos != 0:
+            raise ValueError(
+                f"pass start_pos or position_ids, not both: got start_pos {start_pos} "
+                "with position_ids (position_ids already say where every id sits)"
+            )
+        pos = _integer_array("position_ids", position_ids, length)
+        if pos.shape not in (ids.shape, (seq_len,)):
+            raise ValueError(
+                f"position_ids must have the ids' shape {ids.shape} or ({seq_len},), "
+                f"got {pos.shape}"
+            )
+        _check_range("position id", pos, length, "positions")
+        pos = np.broadcast_to(pos.astype(np.intp, copy=False), ids.shape)
+        return ids.astype(np.intp, copy=False), pos
 
-    def forward(self, token_ids: ArrayLike, start_pos: int = 0) -> NDArray[np.floating]:
-        """Embed ids: ``token_embeddings[ids] + position_embeddings[start_pos : start_pos + T]``.
+    def forward(
+        self,
+        token_ids: ArrayLike,
+        start_pos: int = 0,
+        *,
+        position_ids: ArrayLike | None = None,
+    ) -> NDArray[np.floating]:
+        """Embed ids: ``token_embeddings[ids] + position_embeddings[positions]``.
 
         Args:
             token_ids: integer ids in ``[0, V)``, shape ``(T,)`` or ``(B, T)``.
-            start_pos: position of the first id; a continuation (as with a KV cache) passes the
-                number of tokens already seen.
+            start_pos: position of the first id, so positions are ``start_pos .. start_pos+T-1``;
+                a continuation (as with a KV cache) passes the number of tokens already seen.
+            position_ids: instead of ``start_pos``, each id's position in ``[0, L)``: the ids'
+                shape, or ``(T,)`` shared by the batch (a left-padded batch passes
+                :func:`~gptembed.positions.position_ids_from_mask` of its mask).
 
         Returns:
             A new array of shape ``(T, D)`` or ``(B, T, D)`` in the tables' dtype.
@@ -202,37 +291,30 @@ class GPTStyleEmbedding:
         Raises:
             TypeError, ValueError: as :meth:`check_ids`.
         """
-        ids = self.check_ids(token_ids, start_pos)
-        seq_len = ids.shape[-1]
-        out = np.empty((*ids.shape, self.embed_dim), dtype=self.dtype)
-        if out.size == 0:
-            return out
-        positions = self.position_embeddings[start_pos : start_pos + seq_len]  # (T, D) view
-        block = max(1, _BLOCK_BYTES // max(1, self.embed_dim * self.dtype.itemsize))
-        # Gather then add one cache-sized block at a time, writing straight into `out`: no
-        # full-size temporary. mode="clip" lets np.take write into `out` without buffering; the
-        # ids are already checked, so it never clips.
-        rows_out = out.reshape(-1, seq_len, self.embed_dim)  # (B, T, D) view of `out`
-        for ids_row, out_row in zip(ids.reshape(-1, seq_len), rows_out, strict=True):
-            for s in range(0, seq_len, block):
-                dst = out_row[s : s + block]  # (block, D)
-                np.take(self.token_embeddings, ids_row[s : s + block], axis=0, out=dst, mode="clip")
-                dst += positions[s : s + block]
-        return out
+        ids, positions = self._checked(token_ids, start_pos, position_ids)  # (..., T)
+        tok_emb = self.token_embeddings  # (V, D), read at ids
+        pos_emb = self.position_embeddings  # (L, D), read at positions
+        return _gather_add(tok_emb, ids, pos_emb, positions)  # (..., T, D)
 
     __call__ = forward
 
     def backward(
-        self, grad_output: ArrayLike, token_ids: ArrayLike, start_pos: int = 0
+        self,
+        grad_output: ArrayLike,
+        token_ids: ArrayLike,
+        start_pos: int = 0,
+        *,
+        position_ids: ArrayLike | None = None,
     ) -> tuple[NDArray[np.floating], NDArray[np.floating]]:
         """Gradients of a loss with respect to both tables, given ``dLoss/dforward(token_ids)``.
 
-        A token row receives the sum of the output gradients at every place its id occurs (a
-        scatter-add); a position row receives the sum over the batch at its position.
+        A token row receives the sum of the output gradients at every place its id occurs, and a
+        position row the sum at every place its position occurs (scatter-adds: a repeated id or
+        position sums its gradients).
 
         Args:
             grad_output: ``(T, D)`` or ``(B, T, D)``, the same shape as ``forward``'s output.
-            token_ids, start_pos: the inputs of that ``forward`` call.
+            token_ids, start_pos, position_ids: the inputs of that ``forward`` call.
 
         Returns:
             ``(grad_token, grad_position)`` with the shapes ``(V, D)`` and ``(L, D)`` of the tables.
@@ -240,24 +322,26 @@ class GPTStyleEmbedding:
         Raises:
             ValueError: ``grad_output`` does not have the output's shape; and as :meth:`check_ids`.
         """
-        ids = self.check_ids(token_ids, start_pos)
+        ids, positions = self._checked(token_ids, start_pos, position_ids)
         grad = np.asarray(grad_output, dtype=self.dtype)
         if grad.shape != (*ids.shape, self.embed_dim):
             raise ValueError(
                 f"grad_output must have the output's shape {(*ids.shape, self.embed_dim)}, "
                 f"got {grad.shape}"
             )
-        seq_len = ids.shape[-1]
         # np.zeros (calloc) lets the OS zero a large table page by page as rows are written;
         # np.zeros_like would first write all V*D zeros itself.
         grad_token = np.zeros(self.token_embeddings.shape, dtype=self.dtype)
         grad_position = np.zeros(self.position_embeddings.shape, dtype=self.dtype)
         if ids.size == 0:
             return grad_token, grad_position
-        # Scatter-add: a repeated id sums its rows (np.add.at, unlike +=, does not drop repeats).
-        np.add.at(grad_token, ids.reshape(-1), grad.reshape(-1, self.embed_dim))
-        per_position = grad.reshape(-1, seq_len, self.embed_dim).sum(axis=0)  # (T, D)
-        grad_position[start_pos : start_pos + seq_len] = per_position
+        rows = grad.reshape(-1, self.embed_dim)  # (B*T, D)
+        # Scatter-add: a repeated index sums its rows (np.add.at, unlike +=, keeps repeats).
+        np.add.at(grad_token, ids.reshape(-1), rows)
+        if isinstance(positions, slice):  # one position per column: sum the batch first
+            grad_position[positions] = grad.reshape(-1, ids.shape[-1], self.embed_dim).sum(0)
+        else:
+            np.add.at(grad_position, positions.reshape(-1), rows)
         return grad_token, grad_position
 
     def extended(

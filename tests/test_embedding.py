@@ -128,18 +128,26 @@ def test_parameter_counts(layer: GPTStyleEmbedding) -> None:
 # --- bad input: the exception type and a message that names the value and the valid range ---
 
 
-def test_too_long_uses_the_sections_message(layer: GPTStyleEmbedding) -> None:
-    with pytest.raises(ValueError, match=r"^Sequence length 8 exceeds maximum 7$"):
+def test_too_long_names_the_length_the_start_and_the_limit(layer: GPTStyleEmbedding) -> None:
+    message = (
+        r"^sequence length 8 at start_pos 0 exceeds max_seq_len 7: positions must lie in \[0, 7\)$"
+    )
+    with pytest.raises(ValueError, match=message):
         layer(np.zeros(8, dtype=np.int64))
-    with pytest.raises(ValueError, match=r"Sequence length 8 exceeds maximum 7"):
+    with pytest.raises(ValueError, match=message):
         layer(np.zeros((2, 8), dtype=np.int64))
 
 
 def test_start_pos_past_the_end(layer: GPTStyleEmbedding) -> None:
-    with pytest.raises(ValueError, match=r"start_pos 5 \+ sequence length 3 = 8 exceeds maximum 7"):
+    with pytest.raises(
+        ValueError,
+        match=r"^sequence length 3 at start_pos 5 exceeds max_seq_len 7: positions must lie in "
+        r"\[0, 7\)$",
+    ):
         layer([1, 2, 3], start_pos=5)
-    with pytest.raises(ValueError, match=r"start_pos 8 \+ sequence length 0 = 8 exceeds maximum 7"):
+    with pytest.raises(ValueError, match=r"^start_pos must be in \[0, 7\], got 8$"):
         layer([], start_pos=8)
+    assert layer([], start_pos=7).shape == (0, 5)
 
 
 @pytest.mark.parametrize(
@@ -244,4 +252,6 @@ def test_errors_survive_python_O() -> None:
     result = subprocess.run(
         [sys.executable, "-O", "-c", code], capture_output=True, text=True, check=True
     )
-    assert result.stdout.strip() == "Sequence length 3 exceeds maximum 2"
+    assert result.stdout.strip() == (
+        "sequence length 3 at start_pos 0 exceeds max_seq_len 2: positions must lie in [0, 2)"
+    )

@@ -5,20 +5,17 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from gptembed import GPTStyleEmbedding
-
-settings.register_profile("gptembed", deadline=None, max_examples=60)
-settings.load_profile("gptembed")
 
 
 @st.composite
 def layer_and_ids(draw: st.DrawFn) -> tuple[GPTStyleEmbedding, np.ndarray, int]:
     vocab = draw(st.integers(1, 50))
     max_len = draw(st.integers(1, 40))
-    dim = draw(st.integers(1, 300))  # wide enough that forward works in several blocks
+    dim = draw(st.integers(1, 300))
     dtype = draw(st.sampled_from([np.float32, np.float64]))
     layer = GPTStyleEmbedding(
         vocab, max_len, dim, seed=draw(st.integers(0, 2**32 - 1)), dtype=dtype
@@ -73,7 +70,10 @@ def test_past_the_end_is_refused(max_len: int, start: int, seq_len: int) -> None
     if start + seq_len <= max_len:
         assert layer(ids, start_pos=start).shape == (seq_len, 3)
     else:
-        with pytest.raises(ValueError, match=rf"exceeds maximum {max_len}$"):
+        message = rf"exceeds max_seq_len {max_len}: positions must lie in \[0, {max_len}\)$"
+        if start > max_len:
+            message = rf"^start_pos must be in \[0, {max_len}\], got {start}$"
+        with pytest.raises(ValueError, match=message):
             layer(ids, start_pos=start)
 
 

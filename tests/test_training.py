@@ -173,6 +173,6 @@ def test_other_bad_inputs_name_the_value_and_range() -> None:
     with pytest.raises(ValueError, match=r"lag must be in \[1, 2\] for this table, got 3"):
         lagged_similarity(np.eye(3), 3)
     model = init_model(TrainConfig(seq_len=4))
-    with pytest.raises(ValueError, match=r"Sequence length 5 exceeds maximum 4"):
+    with pytest.raises(ValueError, match=r"sequence length 5 at start_pos 0 exceeds max_seq_len 4"):
         loss_and_grads(model, np.zeros((1, 5), dtype=int), np.zeros((1, 5), dtype=int))
     assert len(ALPHABET) == VOCAB_SIZE == 42

@@ -5,10 +5,6 @@ Run from the repository root: .venv/bin/python docs/readme_figure.py
 
 from pathlib import Path
 
-import matplotlib
-
-matplotlib.use("Agg")
-
 from gptembed import GPTStyleEmbedding
 from gptembed.plotting import plot_embedding_addition
 
@@ -16,7 +12,7 @@ vocab = ["the", "cat", "sat", "on", "mat", "."]
 words = ["the", "cat", "sat", "on", "the"]
 ids = [vocab.index(w) for w in words]
 layer = GPTStyleEmbedding(vocab_size=len(vocab), max_seq_len=len(words), embed_dim=4, seed=10)
-fig, _ = plot_embedding_addition(
+fig = plot_embedding_addition(
     layer.token_embeddings[ids],
     layer.position_embeddings[: len(ids)],
     row_labels=[f"{t} {w}" for t, w in enumerate(words)],

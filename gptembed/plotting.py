@@ -1,8 +1,12 @@
 """Figures for the chapters. Matplotlib only here: the math modules never import this one.
 
-Every function takes ``ax=None`` (or ``axes=None``), draws on a fixed-size figure with an opaque
-white background (legible in the book's dark theme too), uses the Okabe-Ito colour-blind-safe
-palette, returns what it drew on, and never calls ``show()``.
+One idiom: every ``plot_*`` function takes ``ax=None`` (or ``axes=None``) and returns the
+:class:`~matplotlib.figure.Figure` it drew on, so a chapter shows a figure by making the call the
+last expression of its cell. Figures are made with ``Figure(...)`` and ``fig.subplots(...)``, not
+pyplot: pyplot's inline backend would show every figure it made at the end of the cell too, so a
+returned figure would appear twice. Sizes are the ``*_FIGSIZE`` constants below; backgrounds are
+opaque white (legible in the book's dark theme too); colours are the Okabe-Ito colour-blind-safe
+palette; nothing here calls ``show()``.
 """
 
 from __future__ import annotations
@@ -10,14 +14,20 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, cast
 
-import matplotlib.pyplot as plt
 import numpy as np
-from matplotlib.axes import Axes
-from matplotlib.cm import ScalarMappable
-from matplotlib.colors import Normalize
-from matplotlib.figure import Figure
-from matplotlib.patches import Rectangle
 from numpy.typing import ArrayLike
+
+try:
+    from matplotlib.axes import Axes
+    from matplotlib.cm import ScalarMappable
+    from matplotlib.colors import Normalize
+    from matplotlib.figure import Figure
+    from matplotlib.patches import Rectangle
+except ImportError as err:  # pragma: no cover - exercised in a subprocess by the tests
+    raise ImportError(
+        "gptembed.plotting draws with matplotlib, which is not installed: install the plot "
+        'extra with pip install "gptembed[plot]"'
+    ) from err
 
 from .attention_cost import attention_scores_bytes
 from .models import (
@@ -30,7 +40,22 @@ from .models import (
 from .probes import cosine_similarity_matrix
 
 FIGSIZE = (7.0, 4.0)
-"""Width and height in inches of a one-panel figure."""
+"""Width and height in inches of a one-panel figure (:func:`plot_loss_curves`)."""
+
+ADDITION_FIGSIZE = (9.0, 3.4)
+"""Width and height in inches of :func:`plot_embedding_addition`'s three panels."""
+
+ASYMMETRY_FIGSIZE = (7.0, 5.5)
+"""Width and height in inches of :func:`plot_parameter_asymmetry` (a bar group per model)."""
+
+MEMORY_FIGSIZE = (7.0, 4.5)
+"""Width and height in inches of :func:`plot_attention_memory`."""
+
+SIMILARITY_PANEL_SIZE = (4.0, 4.2)
+"""Width and height in inches of one panel of :func:`plot_position_similarity`."""
+
+COLORBAR_WIDTH = 1.0
+"""Inches added to a figure's width for its colour bar."""
 
 PALETTE = {
     "blue": "#0072B2",
@@ -48,26 +73,67 @@ DIVERGING_CMAP = "RdBu_r"
 """Colour map for signed values (embeddings): blue negative, red positive, white zero."""
 
 
+def _show_returned_figures_in_ipython() -> None:
+    """Let IPython (Jupyter) show a :class:`Figure` that is a cell's value, as a PNG.
+
+    pyplot's inline backend registers this display when pyplot makes its first figure; figures
+    here never go through pyplot, so without it a cell would show ``<Figure size ...>`` only.
+    """
+    try:
+        from IPython import get_ipython
+        from IPython.core.pylabtools import select_figure_formats
+    except ImportError:
+        return
+    shell = get_ipython()
+    if shell is not None:
+        select_figure_formats(shell, {"png"}, bbox_inches="tight")
+
+
+_show_returned_figures_in_ipython()
+
+
 def new_figure(
     figsize: tuple[float, float] = FIGSIZE, ncols: int = 1, nrows: int = 1
 ) -> tuple[Figure, Any]:
-    """A figure with an opaque white background and ``nrows x ncols`` axes (constrained layout)."""
-    fig, axes = plt.subplots(nrows, ncols, figsize=figsize, layout="constrained")
-    fig.patch.set_facecolor("white")
+    """A figure with an opaque white background and ``nrows x ncols`` axes (constrained layout).
+
+    Returns:
+        ``(fig, axes)``: one :class:`~matplotlib.axes.Axes`, or an array of them, as
+        ``Figure.subplots`` gives.
+    """
+    fig = Figure(figsize=figsize, layout="constrained", facecolor="white")
     fig.patch.set_alpha(1.0)
-    return fig, axes
+    return fig, fig.subplots(nrows, ncols)
 
 
-def axes_or_new(ax: Axes | None, figsize: tuple[float, float] = FIGSIZE) -> Axes:
-    """``ax`` itself, or the single axes of a :func:`new_figure`."""
-    if ax is not None:
-        return ax
-    _, ax = new_figure(figsize)
-    return ax
+def root_figure(ax: Axes) -> Figure:
+    """The top-level figure ``ax`` is drawn on (through any subfigure)."""
+    return cast(Figure, ax.figure.figure)  # a SubFigure's .figure is its root; a Figure's, itself
 
 
-ADDITION_FIGSIZE = (9.0, 3.4)
-"""Width and height in inches of :func:`plot_embedding_addition`'s three panels."""
+def figure_and_axes(ax: Axes | None, figsize: tuple[float, float] = FIGSIZE) -> tuple[Figure, Axes]:
+    """``ax`` and its figure, or a new one-panel :func:`new_figure` of ``figsize``."""
+    if ax is None:
+        fig, new_ax = new_figure(figsize)
+        return fig, cast(Axes, new_ax)
+    return root_figure(ax), ax
+
+
+def figure_and_panels(
+    axes: Sequence[Axes] | None, n_panels: int, figsize: tuple[float, float]
+) -> tuple[Figure, list[Axes]]:
+    """``axes`` (exactly ``n_panels`` of them) and their figure, or a new one-row figure.
+
+    Raises:
+        ValueError: ``axes`` does not hold ``n_panels`` axes.
+    """
+    if axes is None:
+        fig, grid = new_figure(figsize, ncols=n_panels)
+        return fig, list(np.atleast_1d(grid))
+    panels = list(axes)
+    if len(panels) != n_panels:
+        raise ValueError(f"axes must hold {n_panels} axes, got {len(panels)}")
+    return root_figure(panels[0]), panels
 
 
 def plot_embedding_addition(
@@ -76,7 +142,7 @@ def plot_embedding_addition(
     row_labels: Sequence[str] | None = None,
     highlight_rows: Sequence[int] = (),
     axes: Sequence[Axes] | None = None,
-) -> tuple[Figure, list[Axes]]:
+) -> Figure:
     """Token rows, position rows and their sum as three heatmaps on one colour scale.
 
     Args:
@@ -87,8 +153,8 @@ def plot_embedding_addition(
         axes: three axes to draw on; by default a new :data:`ADDITION_FIGSIZE` figure.
 
     Returns:
-        The figure and its three axes. The colour scale is :data:`DIVERGING_CMAP`, centred on 0
-        and shared by the three panels (one colour bar).
+        The figure. The colour scale is :data:`DIVERGING_CMAP`, centred on 0 and shared by the
+        three panels (one colour bar).
 
     Raises:
         ValueError: the two arrays are not 2-D of one shape, a label list has the wrong length, a
@@ -108,14 +174,7 @@ def plot_embedding_addition(
     for row in highlight_rows:
         if not 0 <= row < n_rows:
             raise ValueError(f"highlight row {row} is out of range: rows are 0..{n_rows - 1}")
-    if axes is None:
-        fig, new_axes = new_figure(ADDITION_FIGSIZE, ncols=3)
-        panels = list(new_axes)
-    else:
-        panels = list(axes)
-        if len(panels) != 3:
-            raise ValueError(f"axes must hold 3 axes, got {len(panels)}")
-        fig = panels[0].figure
+    fig, panels = figure_and_panels(axes, 3, ADDITION_FIGSIZE)
     total = tok + pos
     limit = float(max(np.abs(tok).max(), np.abs(pos).max(), np.abs(total).max())) or 1.0
     norm = Normalize(vmin=-limit, vmax=limit)
@@ -139,12 +198,12 @@ def plot_embedding_addition(
             )
     panels[0].set_ylabel("position t and token")
     fig.colorbar(ScalarMappable(norm, DIVERGING_CMAP), ax=panels, label="value", shrink=0.9)
-    return fig, panels
+    return fig
 
 
 def plot_parameter_asymmetry(
     models: Mapping[str, ModelConfig] = MODELS, ax: Axes | None = None
-) -> Axes:
+) -> Figure:
     """Horizontal bars, log scale: whole model, token table and position table of each model.
 
     The first model is drawn at the top. Next to each position bar, its share of the whole model
@@ -152,14 +211,14 @@ def plot_parameter_asymmetry(
 
     Args:
         models: name -> :class:`~gptembed.models.ModelConfig`, in the order to draw.
-        ax: axes to draw on; by default a new ``7 x 5.5`` inch figure.
+        ax: axes to draw on; by default a new :data:`ASYMMETRY_FIGSIZE` figure.
 
     Raises:
         ValueError: ``models`` is empty.
     """
     if not models:
         raise ValueError("models must name at least one model, got none")
-    ax = axes_or_new(ax, figsize=(7.0, 5.5))
+    fig, ax = figure_and_axes(ax, ASYMMETRY_FIGSIZE)
     names = list(models)
     rows = np.arange(len(names))[::-1]  # first model at the top
     height = 0.27
@@ -194,7 +253,7 @@ def plot_parameter_asymmetry(
     ax.grid(axis="x", which="major", alpha=0.3)
     ax.set_axisbelow(True)
     ax.legend(loc="upper right", fontsize=8)
-    return ax
+    return fig
 
 
 _LENGTH_TICKS = {2**k: (f"{2 ** (k - 10)}K" if k >= 10 else str(2**k)) for k in range(4, 21)}
@@ -209,7 +268,7 @@ def plot_attention_memory(
     memory_lines: Mapping[str, int] | None = None,
     bytes_per_element: int = 4,
     ax: Axes | None = None,
-) -> Axes:
+) -> Figure:
     """Log-log attention score memory against sequence length: formula lines, measured points.
 
     Three formula lines (:func:`~gptembed.attention_cost.attention_scores_bytes`): one head, one
@@ -222,7 +281,7 @@ def plot_attention_memory(
         measured_naive: the same for the naive softmax.
         memory_lines: label -> bytes, drawn as dotted horizontal lines (accelerator memory).
         bytes_per_element: 4 for fp32, 2 for fp16.
-        ax: axes to draw on; by default a new fixed-size figure.
+        ax: axes to draw on; by default a new :data:`MEMORY_FIGSIZE` figure.
 
     Raises:
         ValueError: fewer than two sequence lengths.
@@ -230,7 +289,7 @@ def plot_attention_memory(
     lengths = np.array(sorted(seq_lens))
     if lengths.size < 2:
         raise ValueError(f"seq_lens must hold at least two lengths, got {lengths.size}")
-    ax = axes_or_new(ax, figsize=(7.0, 4.5))
+    fig, ax = figure_and_axes(ax, MEMORY_FIGSIZE)
     gib = 2**30
     lines = [
         (f"all {n_layers} layers ({n_heads} heads each)", n_heads, n_layers, PALETTE["vermillion"]),
@@ -280,22 +339,22 @@ def plot_attention_memory(
     ax.set_title(f"Attention scores grow as n\u00b2: \u00d74 per doubling of n ({precision})")
     ax.grid(which="major", alpha=0.3)
     ax.legend(loc="lower right", fontsize=8)
-    return ax
+    return fig
 
 
 def plot_loss_curves(
     curves: Mapping[str, ArrayLike],
     floors: Mapping[str, float] | None = None,
     ax: Axes | None = None,
-) -> Axes:
+) -> Figure:
     """Training loss against step, one line per run, with each run's floor as a dashed line.
 
     Args:
         curves: label -> ``(steps,)`` losses in nats.
         floors: label -> the lowest loss that run's model can reach (same labels as ``curves``).
-        ax: axes to draw on; a new fixed-size figure if None.
+        ax: axes to draw on; by default a new :data:`FIGSIZE` figure.
     """
-    ax = axes_or_new(ax)
+    fig, ax = figure_and_axes(ax, FIGSIZE)
     colours = [PALETTE["blue"], PALETTE["vermillion"], PALETTE["green"], PALETTE["orange"]]
     styles = ["-", "-.", ":", (0, (6, 2, 1, 2))]  # told apart by dash as well as colour
     for (label, losses), colour, style in zip(curves.items(), colours, styles, strict=False):
@@ -318,7 +377,7 @@ def plot_loss_curves(
     ax.set_ylabel("cross-entropy (nats per character)")
     ax.grid(True, alpha=0.3)
     ax.legend(loc="upper right", frameon=True)
-    return ax
+    return fig
 
 
 def plot_position_similarity(
@@ -331,20 +390,21 @@ def plot_position_similarity(
     Args:
         tables: title -> ``(L, D)`` position table; one panel each, left to right.
         period: if given, thin lines mark every ``period``-th position (record boundaries).
-        axes: one axes per table to draw on; a new fixed-size figure if None.
+        axes: one axes per table to draw on; by default a new figure of one
+            :data:`SIMILARITY_PANEL_SIZE` panel per table plus :data:`COLORBAR_WIDTH`.
 
     Returns:
         The figure, with a shared colour bar from -1 to 1.
 
     Raises:
-        ValueError: ``axes`` does not hold one axes per table.
+        ValueError: no tables, or ``axes`` does not hold one axes per table.
     """
-    if axes is None:
-        _, grid = new_figure((4.0 * len(tables) + 1.0, 4.2), ncols=len(tables))
-        axes = list(np.atleast_1d(grid))
-    if len(axes) != len(tables):
-        raise ValueError(f"need one axes per table: {len(tables)} tables, got {len(axes)} axes")
-    for ax, (title, table) in zip(axes, tables.items(), strict=True):
+    if not tables:
+        raise ValueError("tables must hold at least one table, got none")
+    width, height = SIMILARITY_PANEL_SIZE
+    figsize = (width * len(tables) + COLORBAR_WIDTH, height)
+    fig, panels = figure_and_panels(axes, len(tables), figsize)
+    for ax, (title, table) in zip(panels, tables.items(), strict=True):
         sims = cosine_similarity_matrix(table)
         length = len(sims)
         ax.imshow(
@@ -362,7 +422,6 @@ def plot_position_similarity(
         ax.set_title(title)
         ax.set_xlabel("position")
         ax.set_ylabel("position")
-    fig = cast(Figure, axes[0].figure)
     scale = ScalarMappable(Normalize(-1.0, 1.0), DIVERGING_CMAP)
-    fig.colorbar(scale, ax=list(axes), shrink=0.85, label="cosine similarity")
+    fig.colorbar(scale, ax=panels, shrink=0.85, label="cosine similarity")
     return fig

@@ -1,7 +1,12 @@
-"""Figures: the right artists, labels and scales, a fixed size, an opaque background, no show()."""
+"""Figures: the right artists, labels and scales, named sizes, an opaque background, one idiom.
+
+Every ``plot_*`` returns the Figure it drew on, made without pyplot (so nothing else shows it).
+"""
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from collections.abc import Iterator
 
 import matplotlib
@@ -12,6 +17,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pytest
 from matplotlib.colors import to_rgba
+from matplotlib.figure import Figure
 from matplotlib.image import AxesImage
 from matplotlib.patches import Rectangle
 
@@ -24,9 +30,13 @@ from gptembed import (
 )
 from gptembed.plotting import (
     ADDITION_FIGSIZE,
+    ASYMMETRY_FIGSIZE,
+    COLORBAR_WIDTH,
     DIVERGING_CMAP,
     FIGSIZE,
+    MEMORY_FIGSIZE,
     PALETTE,
+    SIMILARITY_PANEL_SIZE,
     new_figure,
     plot_attention_memory,
     plot_embedding_addition,
@@ -37,17 +47,14 @@ from gptembed.plotting import (
 
 
 @pytest.fixture(autouse=True)
-def _close_figures_and_forbid_show(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    def no_show(*args: object, **kwargs: object) -> None:
-        raise AssertionError("plotting functions must not call plt.show()")
-
-    monkeypatch.setattr(plt, "show", no_show)
+def _no_pyplot_figures() -> Iterator[None]:
+    """No plot may be one of pyplot's figures: pyplot would show it again at the end of a cell."""
     yield
-    plt.close("all")
+    assert plt.get_fignums() == [], "a plotting function made a pyplot figure"
 
 
-def _assert_fixed_opaque(ax: matplotlib.axes.Axes, size: tuple[float, float]) -> None:
-    fig = ax.figure
+def _assert_fixed_opaque(fig: Figure, size: tuple[float, float]) -> None:
+    assert type(fig) is Figure
     np.testing.assert_allclose(fig.get_size_inches(), size)
     assert to_rgba(fig.get_facecolor()) == (1.0, 1.0, 1.0, 1.0)
 
@@ -59,8 +66,8 @@ def _addition_rows() -> tuple[np.ndarray, np.ndarray]:
 
 def test_embedding_addition_draws_three_heatmaps_on_one_centred_scale() -> None:
     tok, pos = _addition_rows()
-    fig, axes = plot_embedding_addition(tok, pos)
-    assert len(axes) == 3
+    fig = plot_embedding_addition(tok, pos)
+    axes = fig.axes[:3]
     images = [ax.get_images() for ax in axes]
     assert all(len(found) == 1 and isinstance(found[0], AxesImage) for found in images)
     limits = {im[0].get_clim() for im in images}
@@ -78,7 +85,7 @@ def test_embedding_addition_draws_three_heatmaps_on_one_centred_scale() -> None:
 def test_embedding_addition_titles_labels_and_highlights() -> None:
     tok, pos = _addition_rows()
     labels = ["0 the", "1 cat", "2 sat", "3 on", "4 the"]
-    _, axes = plot_embedding_addition(tok, pos, row_labels=labels, highlight_rows=[0, 4])
+    axes = plot_embedding_addition(tok, pos, row_labels=labels, highlight_rows=[0, 4]).axes[:3]
     assert [ax.get_title().split()[0] for ax in axes] == ["token", "+", "="]
     for ax in axes:
         assert [t.get_text() for t in ax.get_yticklabels()] == labels
@@ -93,18 +100,14 @@ def test_embedding_addition_titles_labels_and_highlights() -> None:
 
 def test_embedding_addition_fixed_size_and_opaque_background() -> None:
     tok, pos = _addition_rows()
-    fig, _ = plot_embedding_addition(tok, pos)
-    assert tuple(fig.get_size_inches()) == pytest.approx(ADDITION_FIGSIZE)
-    face = fig.get_facecolor()
-    assert face[3] == 1.0 and face[:3] == (1.0, 1.0, 1.0)
+    _assert_fixed_opaque(plot_embedding_addition(tok, pos), ADDITION_FIGSIZE)
 
 
 def test_embedding_addition_draws_on_given_axes() -> None:
     tok, pos = _addition_rows()
-    fig, given = plt.subplots(1, 3)
-    got_fig, got_axes = plot_embedding_addition(tok, pos, axes=given)
-    assert got_fig is fig
-    assert list(got_axes) == list(given)
+    fig, given = new_figure(ncols=3)
+    assert plot_embedding_addition(tok, pos, axes=given) is fig
+    assert all(len(ax.images) == 1 for ax in given)
 
 
 @pytest.mark.parametrize(
@@ -124,7 +127,7 @@ def test_embedding_addition_refuses_bad_input(kwargs: dict, message: str) -> Non
 
 def test_embedding_addition_refuses_wrong_number_of_axes() -> None:
     tok, pos = _addition_rows()
-    _, two = plt.subplots(1, 2)
+    _, two = new_figure(ncols=2)
     with pytest.raises(ValueError, match="axes must hold 3 axes, got 2"):
         plot_embedding_addition(tok, pos, axes=two)
 
@@ -139,8 +142,9 @@ def test_model_label() -> None:
 
 
 def test_parameter_asymmetry_bars_match_the_counts() -> None:
-    ax = plot_parameter_asymmetry()
-    _assert_fixed_opaque(ax, (7.0, 5.5))
+    fig = plot_parameter_asymmetry()
+    _assert_fixed_opaque(fig, ASYMMETRY_FIGSIZE)
+    (ax,) = fig.axes
     assert ax.get_xscale() == "log"
     assert ax.get_xlabel() == "parameters (log scale)"
     whole, token, position = ax.containers
@@ -163,9 +167,9 @@ def test_parameter_asymmetry_bars_match_the_counts() -> None:
 
 
 def test_parameter_asymmetry_draws_on_given_axes_and_refuses_nothing() -> None:
-    _, ax = new_figure()
+    fig, ax = new_figure()
     subset = {"gpt2-small": MODELS["gpt2-small"]}
-    assert plot_parameter_asymmetry(subset, ax=ax) is ax
+    assert plot_parameter_asymmetry(subset, ax=ax) is fig
     assert len(ax.containers[0]) == 1
     with pytest.raises(ValueError, match="models must name at least one model, got none"):
         plot_parameter_asymmetry({})
@@ -179,8 +183,9 @@ def test_attention_memory_lines_points_and_scales() -> None:
     measured = {256: 400_000, 1024: 4_300_000}
     naive = {256: 1_600_000}
     gpus = {"small 16 GB": 16 * 2**30, "big 80 GB": 80 * 2**30}
-    ax = plot_attention_memory(lengths, 12, 12, measured, naive, gpus)
-    _assert_fixed_opaque(ax, (7.0, 4.5))
+    fig = plot_attention_memory(lengths, 12, 12, measured, naive, gpus)
+    _assert_fixed_opaque(fig, MEMORY_FIGSIZE)
+    (ax,) = fig.axes
     assert (ax.get_xscale(), ax.get_yscale()) == ("log", "log")
     assert ax.get_ylabel() == "score memory (GiB, log scale)"
     assert "fp32" in ax.get_title()
@@ -203,8 +208,8 @@ def test_attention_memory_lines_points_and_scales() -> None:
 
 
 def test_attention_memory_fp16_without_measurements() -> None:
-    _, ax = new_figure()
-    assert plot_attention_memory([1024, 2048], 12, 12, bytes_per_element=2, ax=ax) is ax
+    fig, ax = new_figure()
+    assert plot_attention_memory([1024, 2048], 12, 12, bytes_per_element=2, ax=ax) is fig
     assert len(ax.get_lines()) == 3
     assert "fp16" in ax.get_title()
     np.testing.assert_allclose(ax.get_lines()[1].get_ydata()[0], 24 / 1024)  # 24 MiB a layer
@@ -220,7 +225,8 @@ def test_attention_memory_needs_two_lengths() -> None:
 
 def test_loss_curves_draw_one_line_per_run_and_the_floors() -> None:
     curves = {"with": np.linspace(3.0, 1.9, 50), "without": np.linspace(3.0, 2.3, 50)}
-    ax = plot_loss_curves(curves, floors={"with": 1.85, "without": 2.3})
+    fig = plot_loss_curves(curves, floors={"with": 1.85, "without": 2.3})
+    (ax,) = fig.axes
     lines = ax.get_lines()
     assert [line.get_label() for line in lines if not line.get_label().startswith("_")] == [
         "with",
@@ -229,13 +235,13 @@ def test_loss_curves_draw_one_line_per_run_and_the_floors() -> None:
     np.testing.assert_allclose(lines[0].get_ydata(), curves["with"])
     assert len(lines) == 4  # two curves, two floors
     assert lines[0].get_color() != lines[2].get_color()
-    _assert_fixed_opaque(ax, FIGSIZE)
+    _assert_fixed_opaque(fig, FIGSIZE)
     assert "floor 1.850" in [text.get_text() for text in ax.texts]
 
 
 def test_loss_curves_use_given_axes() -> None:
-    _, ax = new_figure()
-    assert plot_loss_curves({"run": [2.0, 1.0]}, ax=ax) is ax
+    fig, ax = new_figure()
+    assert plot_loss_curves({"run": [2.0, 1.0]}, ax=ax) is fig
     assert len(ax.get_lines()) == 1
 
 
@@ -250,11 +256,62 @@ def test_position_similarity_draws_one_heatmap_per_table() -> None:
     np.testing.assert_allclose(np.diag(data), 1.0)
     assert heatmaps[0].images[0].get_clim() == (-1.0, 1.0)
     assert len(heatmaps[0].get_lines()) == 2 * 3  # boundaries at 3, 6, 9 on both axes
-    assert fig.patch.get_facecolor() == (1.0, 1.0, 1.0, 1.0)
+    width, height = SIMILARITY_PANEL_SIZE
+    _assert_fixed_opaque(fig, (2 * width + COLORBAR_WIDTH, height))
     assert len(fig.axes) == 3  # two heatmaps and the colour bar
 
 
 def test_position_similarity_checks_the_axes() -> None:
-    _, ax = new_figure()
-    with pytest.raises(ValueError, match=r"need one axes per table: 2 tables, got 1 axes"):
+    fig, ax = new_figure()
+    with pytest.raises(ValueError, match=r"axes must hold 2 axes, got 1"):
         plot_position_similarity({"a": np.eye(3), "b": np.eye(3)}, axes=[ax])
+    with pytest.raises(ValueError, match=r"tables must hold at least one table, got none"):
+        plot_position_similarity({})
+    assert plot_position_similarity({"a": np.eye(3)}, axes=[ax]) is fig
+
+
+# --- the idiom: no pyplot, shown once in Jupyter, a clear error without matplotlib ---
+
+
+def _run(code: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+
+
+def test_plotting_does_not_import_pyplot() -> None:
+    result = _run(
+        "import sys, gptembed.plotting as p\n"
+        "p.plot_loss_curves({'run': [2.0, 1.0]})\n"
+        "print('matplotlib.pyplot' in sys.modules)"
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "False"
+
+
+def test_a_returned_figure_displays_as_png_in_ipython() -> None:
+    """Jupyter shows a cell's value through IPython's formatters: the Figure must have a PNG."""
+    result = _run(
+        "from IPython.core.interactiveshell import InteractiveShell\n"
+        "shell = InteractiveShell.instance()\n"
+        "from gptembed.plotting import plot_loss_curves\n"
+        "data, _ = shell.display_formatter.format(plot_loss_curves({'run': [2.0, 1.0]}))\n"
+        "print(sorted(data))"
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "['image/png', 'text/plain']"
+
+
+def test_without_matplotlib_the_error_says_to_install_the_plot_extra() -> None:
+    result = _run(
+        "import sys\n"
+        "sys.modules['matplotlib'] = None  # as if it were not installed\n"
+        "import gptembed\n"
+        "try:\n"
+        "    import gptembed.plotting\n"
+        "except ImportError as err:\n"
+        "    print(err)\n"
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == (
+        "gptembed.plotting draws with matplotlib, which is not installed: install the plot "
+        'extra with pip install "gptembed[plot]"'
+    )

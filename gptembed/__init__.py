@@ -5,7 +5,7 @@ The package is a set of rooms, one idea each (numpy only, except :mod:`gptembed.
 - :mod:`gptembed.embedding`: the layer, ``GPTStyleEmbedding``.
 - :mod:`gptembed.positions`: position ids for padded batches, and the fixed sinusoidal table.
 - :mod:`gptembed.models`: published GPT-2 and GPT-3 sizes and exact parameter arithmetic.
-- :mod:`gptembed.attention_cost`: what attention's score matrices cost in memory.
+- :mod:`gptembed.attention_cost`: what attention costs as the context grows: memory and FLOPs.
 - :mod:`gptembed.measure`: peak memory of a call, power-law slopes, byte counts for people.
 - :mod:`gptembed.records`: the toy data, record streams whose layout is set by position.
 - :mod:`gptembed.optim`: cross-entropy and Adam, shared by the toy models.
@@ -19,8 +19,14 @@ their data are imported from their own modules (``from gptembed.readout import t
 """
 
 from .attention_cost import (
+    FlopsPerToken,
+    attention_flops_parity,
+    attention_flops_share,
     attention_probs,
     attention_scores_bytes,
+    flops_per_token,
+    kv_cache_bytes,
+    longest_context,
     measure_attention_scores_peak,
     naive_attention_probs,
 )
@@ -41,15 +47,21 @@ __all__ = [
     "INIT_STD",
     "MODELS",
     "PAD_POSITION",
+    "FlopsPerToken",
     "GPTStyleEmbedding",
     "ModelConfig",
     "ParameterCounts",
+    "attention_flops_parity",
+    "attention_flops_share",
     "attention_probs",
     "attention_scores_bytes",
     "config_embedding_counts",
     "embedding_parameter_counts",
+    "flops_per_token",
     "format_bytes",
+    "kv_cache_bytes",
     "loglog_slope",
+    "longest_context",
     "measure_attention_scores_peak",
     "model_label",
     "naive_attention_probs",

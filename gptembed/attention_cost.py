@@ -1,20 +1,23 @@
-"""Memory of self-attention's score matrices: the formula, and a numpy measurement beside it.
+"""What attention costs as the context grows: score memory, KV-cache memory and FLOPs.
 
 One head's scores ``softmax(q k^T / sqrt(d))`` form an ``n x n`` matrix, so a batch of them takes
 ``batch * heads * n^2 * bytes`` per layer, and ``layers`` times that when every layer keeps them
-(eager training keeps them for the backward pass). Flash-style kernels never store the matrix:
-their memory is linear in ``n``, but their work is still quadratic.
+(eager training keeps them for the backward pass); a numpy measurement stands beside the formula.
+Flash-style kernels never store the matrix: their memory is linear in ``n``, but their work is
+still quadratic, which :func:`flops_per_token` counts.
 """
 
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 import numpy as np
 from numpy.typing import DTypeLike, NDArray
 
-from ._checks import check_int
+from ._checks import check_float_dtype, check_int
 from .measure import peak_bytes
+from .models import ModelConfig
 
 
 def attention_scores_bytes(
@@ -41,6 +44,137 @@ def attention_scores_bytes(
     batch_size = check_int("batch_size", batch_size)
     bytes_per_element = check_int("bytes_per_element", bytes_per_element)
     return batch_size * n_heads * n_layers * seq_len**2 * bytes_per_element
+
+
+def longest_context(
+    memory_bytes: int,
+    n_heads: int,
+    n_layers: int = 1,
+    batch_size: int = 1,
+    bytes_per_element: int = 4,
+) -> int:
+    """The largest whole ``n`` whose score matrices fit in ``memory_bytes``.
+
+    The largest ``n`` with :func:`attention_scores_bytes` ``(n, ...) <= memory_bytes``, in exact
+    integer arithmetic: ``n**2 * per <= memory`` holds exactly when ``n**2 <= memory // per``, so
+    ``n = isqrt(memory // per)`` with ``per = batch * heads * layers * bytes``. (A float
+    ``sqrt`` can land one off for large sizes.)
+
+    >>> longest_context(80 * 10**9, n_heads=12, n_layers=12)  # GPT-2 small, fp32, 80 GB
+    11785
+
+    Raises:
+        TypeError: an argument is not an integer.
+        ValueError: ``memory_bytes`` is negative, or another argument is not positive.
+    """
+    memory_bytes = check_int("memory_bytes", memory_bytes, minimum=0)
+    per_score = attention_scores_bytes(1, n_heads, n_layers, batch_size, bytes_per_element)
+    return math.isqrt(memory_bytes // per_score)  # bytes per n**2, then the largest whole n
+
+
+def kv_cache_bytes(
+    seq_len: int,
+    n_layers: int,
+    embed_dim: int,
+    batch_size: int = 1,
+    bytes_per_element: int = 2,
+) -> int:
+    """Bytes of a KV cache: keys and values of width ``embed_dim`` for every layer and position.
+
+    ``2 * batch * layers * seq_len * embed_dim * bytes`` (all heads together are ``embed_dim``
+    wide, as in GPT-2 and GPT-3). It grows linearly in ``seq_len``, unlike the scores; the default
+    2 bytes is fp16, the usual precision at inference.
+
+    >>> kv_cache_bytes(1024, n_layers=12, embed_dim=768) // 2**20  # GPT-2 small, fp16: MiB
+    36
+
+    Raises:
+        TypeError: an argument is not an integer.
+        ValueError: ``seq_len`` is negative, or another argument is not positive.
+    """
+    seq_len = check_int("seq_len", seq_len, minimum=0)
+    n_layers = check_int("n_layers", n_layers)
+    embed_dim = check_int("embed_dim", embed_dim)
+    batch_size = check_int("batch_size", batch_size)
+    bytes_per_element = check_int("bytes_per_element", bytes_per_element)
+    return 2 * batch_size * n_layers * seq_len * embed_dim * bytes_per_element
+
+
+@dataclass(frozen=True)
+class FlopsPerToken:
+    """Floating-point operations per token, split into the part that grows with the context.
+
+    Attributes:
+        weights: multiply-adds with weight matrices, times 2: the same at every context length.
+        attention: the score and weighted-value products, times 2: linear in the context length
+            per token (so quadratic per sequence).
+    """
+
+    weights: int
+    attention: int
+
+    @property
+    def total(self) -> int:
+        """``weights + attention``."""
+        return self.weights + self.attention
+
+    @property
+    def attention_share(self) -> float:
+        """Fraction of the FLOPs spent on attention's scores, ``attention / total``."""
+        return self.attention / self.total
+
+
+def flops_per_token(config: ModelConfig, seq_len: int, training: bool = False) -> FlopsPerToken:
+    """FLOPs per token of a pass over ``seq_len`` tokens, as weights plus attention.
+
+    The standard count (Kaplan et al. 2020, "Scaling Laws for Neural Language Models",
+    arXiv:2001.08361, Table 1; nanoGPT's ``estimate_mfu``, after PaLM's appendix B), with one
+    multiply-add as 2 FLOPs and ``d = embed_dim``, ``L = n_layers``:
+
+    - weights: ``2 * (12 * L * d**2 + V * d)``: each block's QKV (``3d^2``), output (``d^2``) and
+      4x MLP (``8d^2``) matrices, and the output head tied to the token table (``V * d``).
+      Kaplan's ``C_forward`` leaves the head out (his "de-embed" row); nanoGPT counts it, as we
+      do, because every token pays for it. Biases, LayerNorms and the softmax are ``O(d)`` or
+      ``O(n)`` per token and left out, as in both.
+    - attention: ``4 * L * seq_len * d``: each token's query meets ``seq_len`` keys
+      (``q k^T``) and the same number of values (``probs @ v``), ``d`` wide across all heads.
+      This is the full ``n x n`` matrix, as nanoGPT's ``12 * L * H * Q * T`` for training counts
+      it, and as eager attention (and this book's numpy attention) computes it: every score,
+      then the causal mask. A kernel that skips the masked half does about half, which is
+      Kaplan's ``2 * n_layer * n_ctx * d_attn``.
+
+    GPT-3 alternates dense and locally banded sparse attention layers; this count treats every
+    layer as dense. ``training=True`` counts forward plus backward as 3x the forward pass (the
+    backward pass does two products for each of the forward's one).
+
+    Raises:
+        TypeError, ValueError: ``seq_len`` is not an integer >= 0.
+    """
+    seq_len = check_int("seq_len", seq_len, minimum=0)
+    d, n_layers = config.embed_dim, config.n_layers
+    passes = 3 if training else 1
+    weights = 2 * (12 * n_layers * d * d + config.vocab_size * d)
+    attention = 4 * n_layers * seq_len * d
+    return FlopsPerToken(weights=passes * weights, attention=passes * attention)
+
+
+def attention_flops_share(config: ModelConfig, seq_len: int) -> float:
+    """Fraction of a token's forward FLOPs spent on attention at ``seq_len``.
+
+    See :func:`flops_per_token` for the count (the same for training, which triples both).
+    """
+    return flops_per_token(config, seq_len).attention_share
+
+
+def attention_flops_parity(config: ModelConfig) -> int:
+    """The shortest context at which attention's FLOPs reach the weights' (share >= 1/2).
+
+    Exact: the smallest whole ``n`` with ``4 L n d >= 2 (12 L d^2 + V d)``, which is
+    ``ceil(6 d + V / (2 L))``. It depends on the width, not (much) on the depth.
+    """
+    weights = flops_per_token(config, 0).weights
+    attention_per_position = 4 * config.n_layers * config.embed_dim
+    return -(-weights // attention_per_position)
 
 
 def attention_probs(q: NDArray[np.floating], k: NDArray[np.floating]) -> NDArray[np.floating]:
@@ -92,12 +226,14 @@ def measure_attention_scores_peak(
     :func:`naive_attention_probs`, whose temporaries cost several times that.
 
     Raises:
+        TypeError: ``dtype`` is not floating (integers and complex are refused).
         TypeError, ValueError: ``seq_len`` or ``head_dim`` is not a positive integer.
     """
     seq_len = check_int("seq_len", seq_len)
     head_dim = check_int("head_dim", head_dim)
+    resolved = check_float_dtype(dtype)
     rng = np.random.default_rng(seed)
-    q = rng.standard_normal((seq_len, head_dim)).astype(dtype)
-    k = rng.standard_normal((seq_len, head_dim)).astype(dtype)
+    q = rng.standard_normal((seq_len, head_dim)).astype(resolved)
+    k = rng.standard_normal((seq_len, head_dim)).astype(resolved)
     fn = naive_attention_probs if naive else attention_probs
     return peak_bytes(lambda: fn(q, k))

@@ -39,13 +39,21 @@ class ParameterCounts:
 class ModelConfig:
     """The sizes of one published model that matter for its input embeddings and attention.
 
+    Sizes are stored as plain Python ints whatever integer type they arrive as (numpy's int32
+    would overflow silently in the parameter arithmetic).
+
     Attributes:
         vocab_size: rows of the token table (GPT-2's BPE: 50,257).
         max_seq_len: rows of the position table, the context length ``n_ctx``.
         embed_dim: width of both tables, ``d_model``.
         n_layers: transformer blocks.
-        n_heads: attention heads per block.
+        n_heads: attention heads per block; they split ``embed_dim`` into equal widths.
         source: where the numbers come from.
+        note: how an ambiguous or misprinted published number was read (empty if none was).
+
+    Raises:
+        TypeError, ValueError: a size is not a positive integer, or ``n_heads`` does not divide
+            ``embed_dim``.
     """
 
     vocab_size: int
@@ -54,10 +62,21 @@ class ModelConfig:
     n_layers: int
     n_heads: int
     source: str
+    note: str = ""
 
     def __post_init__(self) -> None:
         for name in ("vocab_size", "max_seq_len", "embed_dim", "n_layers", "n_heads"):
-            check_int(name, getattr(self, name))
+            object.__setattr__(self, name, check_int(name, getattr(self, name)))
+        if self.embed_dim % self.n_heads:
+            raise ValueError(
+                f"n_heads {self.n_heads} must divide embed_dim {self.embed_dim}: a head width "
+                f"of {self.embed_dim / self.n_heads:.2f} is not whole"
+            )
+
+    @property
+    def head_dim(self) -> int:
+        """Width of one attention head, ``embed_dim // n_heads`` (whole: checked when built)."""
+        return self.embed_dim // self.n_heads
 
 
 def embedding_parameter_counts(
@@ -108,8 +127,21 @@ def _gpt2(embed_dim: int, n_layers: int, n_heads: int) -> ModelConfig:
     return ModelConfig(50_257, 1_024, embed_dim, n_layers, n_heads, GPT2_SOURCE)
 
 
-def _gpt3(embed_dim: int, n_layers: int, n_heads: int) -> ModelConfig:
-    return ModelConfig(50_257, 2_048, embed_dim, n_layers, n_heads, GPT3_SOURCE)
+def _gpt3(embed_dim: int, n_layers: int, n_heads: int, note: str = "") -> ModelConfig:
+    return ModelConfig(50_257, 2_048, embed_dim, n_layers, n_heads, GPT3_SOURCE, note)
+
+
+GPT3_XL_NOTE = (
+    "Table 2.1 prints d_model 2048, 24 heads and d_head 128, which cannot all hold: 24 x 128 = "
+    "3072, not 2048, and 2048 / 24 = 85.33 is not a whole head width. We read d_model 2048 and "
+    "d_head 128, so 16 heads: d_model 2048 (all 24 layers of 12 d_model^2 weights) reproduces "
+    "the stated 1.3B parameters, while an inner attention width of 24 x 128 = 3072 would add "
+    "about 0.2B more."
+)
+GPT3_13B_NOTE = (
+    "Table 2.1 prints d_model 5140; 40 heads x d_head 128 = 5120, and 5120 reproduces the "
+    "stated 13B parameters, so we use 5120."
+)
 
 
 MODELS: Mapping[str, ModelConfig] = MappingProxyType(
@@ -121,16 +153,17 @@ MODELS: Mapping[str, ModelConfig] = MappingProxyType(
         "gpt3-small": _gpt3(768, 12, 12),
         "gpt3-medium": _gpt3(1_024, 24, 16),
         "gpt3-large": _gpt3(1_536, 24, 16),
-        "gpt3-xl": _gpt3(2_048, 24, 24),
+        "gpt3-xl": _gpt3(2_048, 24, 16, GPT3_XL_NOTE),
         "gpt3-2.7b": _gpt3(2_560, 32, 32),
         "gpt3-6.7b": _gpt3(4_096, 32, 32),
-        # Table 2.1 prints d_model = 5140; 40 heads x 128 = 5120 gives the stated 13B size.
-        "gpt3-13b": _gpt3(5_120, 40, 40),
+        "gpt3-13b": _gpt3(5_120, 40, 40, GPT3_13B_NOTE),
         "gpt3-175b": _gpt3(12_288, 96, 96),
     }
 )
 """Published sizes by name. All share GPT-2's 50,257-token BPE vocabulary.
 
-Table 2.1 of the GPT-3 paper has two printing quirks: it gives d_model 5140 for 13B (40 heads of
-128 make 5120) and d_head 128 for XL (24 heads x 128 != 2048; the width is 2048).
+Two rows of the GPT-3 paper's Table 2.1 cannot be taken as printed; each config's ``note`` says
+how it is read. 13B's d_model 5140 is a slip for 5120 (40 heads of 128). XL's row (d_model 2048,
+24 heads, d_head 128) is inconsistent whichever number is the slip; we keep d_model 2048 and
+d_head 128, so 16 heads.
 """

@@ -143,3 +143,17 @@ def test_format_bytes_digits_and_bad_input() -> None:
         format_bytes(1.5)  # type: ignore[arg-type]
     with pytest.raises(ValueError, match=r"digits must be an integer >= 1, got 0"):
         format_bytes(10, digits=0)
+
+
+@pytest.mark.parametrize(
+    ("dtype", "message"),
+    [
+        (np.int32, r"dtype must be a floating dtype such as np.float32, got int32"),
+        (np.complex64, r"dtype must be a floating dtype such as np.float32, got complex64"),
+        ("banana", r"dtype must be a floating dtype such as np.float32, got 'banana'"),
+    ],
+)
+def test_measured_peak_needs_a_floating_dtype(dtype: object, message: str) -> None:
+    """int32 once failed inside numpy's in-place scaling, and complex64 returned a number."""
+    with pytest.raises(TypeError, match=message):
+        measure_attention_scores_peak(64, dtype=dtype)  # type: ignore[arg-type]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 
+import numpy as np
 import pytest
 
 from gptembed import (
@@ -15,7 +16,7 @@ from gptembed import (
 )
 
 # (name, d_model, layers, heads, n_ctx): GPT-2 from openai/gpt-2's released configs, GPT-3 from
-# arXiv:2005.14165 Table 2.1 (13B's printed 5140 corrected to 5120).
+# arXiv:2005.14165 Table 2.1 (13B's printed 5140 read as 5120; XL's 24 heads read as 16 of 128).
 PUBLISHED = [
     ("gpt2-small", 768, 12, 12, 1024),
     ("gpt2-medium", 1024, 24, 16, 1024),
@@ -24,7 +25,7 @@ PUBLISHED = [
     ("gpt3-small", 768, 12, 12, 2048),
     ("gpt3-medium", 1024, 24, 16, 2048),
     ("gpt3-large", 1536, 24, 16, 2048),
-    ("gpt3-xl", 2048, 24, 24, 2048),
+    ("gpt3-xl", 2048, 24, 16, 2048),
     ("gpt3-2.7b", 2560, 32, 32, 2048),
     ("gpt3-6.7b", 4096, 32, 32, 2048),
     ("gpt3-13b", 5120, 40, 40, 2048),
@@ -67,10 +68,62 @@ def test_share_does_not_depend_on_width() -> None:
     assert len(shares) == 1
 
 
-def test_heads_divide_width_except_gpt3_xl() -> None:
-    """Table 2.1: GPT-3 XL has 24 heads of 128 on a 2048 width (24 x 128 = 3072), a misprint."""
-    uneven = [name for name, cfg in MODELS.items() if cfg.embed_dim % cfg.n_heads]
-    assert uneven == ["gpt3-xl"]
+# d_head as Table 2.1 prints it, for every GPT-3 size.
+TABLE_2_1_D_HEAD = {
+    "gpt3-small": 64,
+    "gpt3-medium": 64,
+    "gpt3-large": 96,
+    "gpt3-xl": 128,
+    "gpt3-2.7b": 80,
+    "gpt3-6.7b": 128,
+    "gpt3-13b": 128,
+    "gpt3-175b": 128,
+}
+
+
+def test_head_dim_is_whole_and_matches_the_printed_d_head() -> None:
+    for name, cfg in MODELS.items():
+        assert cfg.head_dim * cfg.n_heads == cfg.embed_dim, name
+        assert type(cfg.head_dim) is int
+    assert {n: MODELS[n].head_dim for n in TABLE_2_1_D_HEAD} == TABLE_2_1_D_HEAD
+    assert {MODELS[n].head_dim for n in MODELS if n.startswith("gpt2")} == {64}
+
+
+def test_the_two_table_2_1_readings_carry_a_note() -> None:
+    noted = {name: cfg.note for name, cfg in MODELS.items() if cfg.note}
+    assert sorted(noted) == ["gpt3-13b", "gpt3-xl"]
+    assert "16 heads" in noted["gpt3-xl"] and "85.33" in noted["gpt3-xl"]
+    assert "5140" in noted["gpt3-13b"] and "5120" in noted["gpt3-13b"]
+
+
+def test_gpt3_xl_reading_fits_the_stated_size_and_the_other_does_not() -> None:
+    """d_model 2048 gives 1.3B; an inner attention width of 24 x 128 = 3072 would give 1.5B."""
+    cfg = MODELS["gpt3-xl"]
+    d, inner, layers = cfg.embed_dim, 24 * 128, cfg.n_layers
+    embeddings = config_embedding_counts(cfg).total
+    ours = transformer_parameter_count(cfg)
+    wide = layers * (4 * d * inner + 8 * d * d) + embeddings  # QKV and output at 3072 wide
+    assert round(ours / 1e9, 1) == 1.3
+    assert round(wide / 1e9, 1) == 1.5
+
+
+def test_heads_must_divide_the_width() -> None:
+    with pytest.raises(
+        ValueError, match=r"n_heads 24 must divide embed_dim 2048: a head width of 85.33"
+    ):
+        ModelConfig(50257, 2048, 2048, 24, 24, "Table 2.1 as printed")
+
+
+def test_numpy_integer_sizes_are_stored_as_python_ints() -> None:
+    """np.int32 sizes once made GPT-3 175B's count overflow silently to -1,489,399,808."""
+    sizes = [np.int32(v) for v in (50_257, 2_048, 12_288, 96, 96)]
+    cfg = ModelConfig(*sizes, "test")  # type: ignore[arg-type]
+    assert all(
+        type(getattr(cfg, f)) is int
+        for f in ("vocab_size", "max_seq_len", "embed_dim", "n_layers", "n_heads")
+    )
+    assert transformer_parameter_count(cfg) == 174_604_259_328
+    assert cfg == ModelConfig(50_257, 2_048, 12_288, 96, 96, "test")
 
 
 @pytest.mark.parametrize(

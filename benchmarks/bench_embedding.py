@@ -9,7 +9,6 @@ each ratio compares numbers taken on the same machine under the same load. Ratio
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import platform
 import statistics
@@ -21,10 +20,11 @@ from numpy.typing import NDArray
 
 from gptembed import GPTStyleEmbedding, peak_bytes
 
-VOCAB, DIM, SEQ_LEN = 50_257, 768, 1_024  # GPT-2 small
-BATCHES = (1, 8)
+VOCAB, DIM, MAX_LEN = 50_257, 768, 1_024  # GPT-2 small
+SHAPES = ((1, 1_024), (8, 1_024), (8_192, 1), (65_536, 1))  # (B, T): long rows, many short ones
 DTYPES = (np.float32, np.float64)
-REPEATS = 15
+REPEATS = 11
+OLD_BLOCK_BYTES = 768 * 1024
 
 
 def cpu_model() -> str:
@@ -72,21 +72,48 @@ def median_seconds(fns: dict[str, Callable[[], object]]) -> dict[str, float]:
     return {name: statistics.median(ts) for name, ts in times.items()}
 
 
-def torch_forward(layer: GPTStyleEmbedding, ids: NDArray[np.intp]) -> Callable[[], object]:
-    """``nn.Embedding`` lookups plus add on the layer's own tables, on one thread like numpy."""
-    import torch
+def old_forward(layer: GPTStyleEmbedding, ids: NDArray[np.intp]) -> NDArray[np.floating]:
+    """``forward`` as it was before position ids: blocks inside each batch row, one row a time.
 
-    torch.set_num_threads(1)
-    tok = torch.nn.Embedding.from_pretrained(torch.from_numpy(layer.token_embeddings))
-    pos = torch.nn.Embedding.from_pretrained(torch.from_numpy(layer.position_embeddings))
-    ids_t = torch.from_numpy(ids)  # (B, T)
-    positions = torch.arange(ids.shape[-1])  # (T,)
+    Kept here (not in the package) as the baseline the new blocking must not fall behind.
+    """
+    seq_len = ids.shape[-1]
+    out = np.empty((*ids.shape, layer.embed_dim), dtype=layer.dtype)
+    positions = layer.position_embeddings[:seq_len]  # (T, D)
+    block = max(1, OLD_BLOCK_BYTES // (layer.embed_dim * layer.dtype.itemsize))
+    rows_out = out.reshape(-1, seq_len, layer.embed_dim)
+    for ids_row, out_row in zip(ids.reshape(-1, seq_len), rows_out, strict=True):
+        for s in range(0, seq_len, block):
+            dst = out_row[s : s + block]
+            np.take(layer.token_embeddings, ids_row[s : s + block], axis=0, out=dst, mode="clip")
+            dst += positions[s : s + block]
+    return out
 
-    def run() -> object:
-        with torch.no_grad():
-            return tok(ids_t) + pos(positions)
 
-    return run
+def forward_row(layer: GPTStyleEmbedding, ids: NDArray[np.intp]) -> list[str]:
+    """One table row: forward against plain numpy, the old forward and the copy floor."""
+    wte, wpe = layer.token_embeddings, layer.position_embeddings
+    positions = np.arange(ids.shape[-1])  # (T,)
+    position_ids = np.broadcast_to(positions, ids.shape).copy()  # (B, T), as a padded batch has
+    out = layer.forward(ids)  # (B, T, D)
+    src, dst = np.ones_like(out), np.empty_like(out)
+    t = median_seconds(
+        {
+            "forward": lambda: layer.forward(ids),
+            "plain": lambda: wte[ids] + wpe[positions],  # two full-size arrays
+            "old": lambda: old_forward(layer, ids),
+            "copyto": lambda: np.copyto(dst, src),  # the memory floor: out's bytes once each way
+            "by ids": lambda: layer.forward(ids, position_ids=position_ids),
+            "plain by ids": lambda: wte[ids] + wpe[position_ids],
+        }
+    )
+    peak = peak_bytes(lambda: layer.forward(ids)) / out.nbytes
+    shape = f"({ids.shape[0]}, {ids.shape[1]})"
+    times = [f"{t[name] * 1e3:.2f}" for name in ("forward", "plain", "old")]
+    ratios = [t["forward"] / t[name] for name in ("plain", "old", "copyto")]
+    ratios.append(t["by ids"] / t["plain by ids"])
+    size = f"{out.nbytes / 2**20:.0f}"
+    return [layer.dtype.name, shape, size, *times, *(f"{r:.2f}" for r in ratios), f"{peak:.3f}"]
 
 
 def add_at_backward(
@@ -98,30 +125,6 @@ def add_at_backward(
     grad_position = np.zeros_like(layer.position_embeddings)
     grad_position[: ids.shape[-1]] = grad.reshape(-1, ids.shape[-1], layer.embed_dim).sum(axis=0)
     return grad_token, grad_position
-
-
-def forward_row(layer: GPTStyleEmbedding, ids: NDArray[np.intp], have_torch: bool) -> list[str]:
-    """One table row: forward against the straightforward version, the copy floors and torch."""
-    wte, wpe = layer.token_embeddings, layer.position_embeddings
-    out = layer.forward(ids)  # (B, T, D)
-    src, dst = np.ones_like(out), np.empty_like(out)
-    fns: dict[str, Callable[[], object]] = {
-        "forward": lambda: layer.forward(ids),
-        "naive": lambda: wte[ids] + wpe[np.arange(ids.shape[-1])],  # three full-size arrays
-        "copyto": lambda: np.copyto(dst, src),  # the memory floor: read and write out's bytes
-        "copy": src.copy,  # the same plus allocating a new output, as forward must
-    }
-    if have_torch:
-        fns["torch"] = torch_forward(layer, ids)
-    t = median_seconds(fns)
-    peak = peak_bytes(lambda: layer.forward(ids)) / out.nbytes
-    baselines = ["naive", "copyto", "copy", "torch"] if have_torch else ["naive", "copyto", "copy"]
-    times = [f"{t[name] * 1e3:.2f}" for name in ["forward", *baselines]]
-    ratios = [f"{t['forward'] / t[name]:.2f}" for name in baselines]
-    if not have_torch:
-        times, ratios = [*times, "-"], [*ratios, "-"]
-    size = f"{out.nbytes / 2**20:.0f}"
-    return [layer.dtype.name, str(ids.shape[0]), size, *times, *ratios, f"{peak:.3f}"]
 
 
 def backward_row(layer: GPTStyleEmbedding, ids: NDArray[np.intp], seed: int) -> list[str]:
@@ -140,30 +143,29 @@ def backward_row(layer: GPTStyleEmbedding, ids: NDArray[np.intp], seed: int) -> 
 
 def main() -> None:
     print_machine()
-    print(f"V={VOCAB}, D={DIM}, T={SEQ_LEN}; medians of {REPEATS} interleaved repeats, in ms\n")
-    have_torch = importlib.util.find_spec("torch") is not None
+    print(f"V={VOCAB}, D={DIM}, L={MAX_LEN}; medians of {REPEATS} interleaved repeats, in ms\n")
     rng = np.random.default_rng(0)
     forward_rows, backward_rows = [], []
     for dtype in DTYPES:
-        layer = GPTStyleEmbedding(VOCAB, SEQ_LEN, DIM, seed=0, dtype=dtype)
-        for batch in BATCHES:
-            ids = rng.integers(0, VOCAB, size=(batch, SEQ_LEN))  # (B, T)
-            forward_rows.append(forward_row(layer, ids, have_torch))
-            backward_rows.append(backward_row(layer, ids, seed=batch))
+        layer = GPTStyleEmbedding(VOCAB, MAX_LEN, DIM, seed=0, dtype=dtype)
+        for shape in SHAPES:
+            ids = rng.integers(0, VOCAB, size=shape)  # (B, T)
+            forward_rows.append(forward_row(layer, ids))
+            if shape[-1] == MAX_LEN:
+                backward_rows.append(backward_row(layer, ids, seed=shape[0]))
 
-    print("Forward: ratios are forward time / baseline time; peak/out is the peak extra memory")
-    print("of one forward call (tracemalloc) / the output's bytes.")
+    print("Forward: ratios are forward time / baseline time (below 1: forward is faster);")
+    print("by-ids/plain is forward with (B, T) position_ids / wte[ids] + wpe[position_ids];")
+    print("peak/out is the peak extra memory of one forward call / the output's bytes.")
     print_table(
         [
-            "dtype", "B", "out MiB", "forward", "naive", "copyto", "copy", "torch",
-            "fwd/naive", "fwd/copyto", "fwd/copy", "fwd/torch", "peak/out",
+            "dtype", "shape", "out MiB", "forward", "plain", "old",
+            "fwd/plain", "fwd/old", "fwd/copyto", "by-ids/plain", "peak/out",
         ],
         forward_rows,
     )  # fmt: skip
     print("\nBackward (both tables' gradients): ratio is backward time / np.add.at baseline time.")
     print_table(["dtype", "B", "backward", "add.at", "bwd/add.at"], backward_rows)
-    if not have_torch:
-        print("\nNote: torch is not importable, so the torch columns are skipped.")
 
 
 def print_table(header: list[str], rows: list[list[str]]) -> None:

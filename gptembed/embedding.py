@@ -347,7 +347,7 @@ class GPTStyleEmbedding:
     def extended(
         self,
         max_seq_len: int,
-        method: Literal["fresh", "interpolate"] = "fresh",
+        method: Literal["fresh", "interpolate", "tile"] = "fresh",
         seed: int | None = None,
     ) -> GPTStyleEmbedding:
         """A new layer with a longer position table; the token table is shared, not copied.
@@ -357,7 +357,10 @@ class GPTStyleEmbedding:
             method: ``"fresh"`` keeps the ``L`` learned rows exactly and draws ``L' - L`` new rows
                 from N(0, 0.02**2); ``"interpolate"`` resamples the learned rows linearly along the
                 position axis so that row ``j`` of the new table sits at old position
-                ``j * (L - 1) / (L' - 1)`` (the first and last rows are kept).
+                ``j * (L - 1) / (L' - 1)`` (the first and last rows are kept); ``"tile"`` makes
+                new row ``j`` a copy of learned row ``j mod L``, repeating the table, as Longformer
+                grew RoBERTa's 512 positions to 4,096 (Beltagy, Peters & Cohan 2020,
+                "Longformer: The Long-Document Transformer", arXiv:2004.05150, section 5).
             seed: seed for the fresh rows.
 
         Returns:
@@ -379,6 +382,8 @@ class GPTStyleEmbedding:
             right = np.minimum(left + 1, len(old) - 1)  # (L',)
             frac = (where - left)[:, None]  # (L', 1), in [0, 1]
             table = ((1.0 - frac) * old[left] + frac * old[right]).astype(self.dtype)
+        elif method == "tile":
+            table = old[np.arange(new_len) % len(old)]  # (L', D): row j is old row j mod L
         else:
-            raise ValueError(f"method must be 'fresh' or 'interpolate', got {method!r}")
+            raise ValueError(f"method must be 'fresh', 'interpolate' or 'tile', got {method!r}")
         return GPTStyleEmbedding.from_tables(self.token_embeddings, table)

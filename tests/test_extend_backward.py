@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from gptembed import GPTStyleEmbedding
+from tests.gradcheck import numerical_grad
 
 
 @pytest.fixture
@@ -47,12 +48,32 @@ def test_extension_refuses_shrinking_and_bad_arguments(layer: GPTStyleEmbedding)
         layer.extended(5)
     with pytest.raises(TypeError, match=r"max_seq_len must be an integer >= 6, got 7.5"):
         layer.extended(7.5)  # type: ignore[arg-type]
-    with pytest.raises(ValueError, match=r"method must be 'fresh' or 'interpolate', got 'cubic'"):
+    with pytest.raises(
+        ValueError, match=r"^method must be 'fresh', 'interpolate' or 'tile', got 'cubic'$"
+    ):
         layer.extended(8, method="cubic")  # type: ignore[arg-type]
 
 
-def loss(layer: GPTStyleEmbedding, ids: np.ndarray, weights: np.ndarray, start: int) -> float:
-    return float((layer(ids, start_pos=start) * weights).sum())
+def test_tile_repeats_the_learned_rows(layer: GPTStyleEmbedding) -> None:
+    longer = layer.extended(15, method="tile")
+    old = layer.position_embeddings
+    assert longer.position_embeddings.shape == (15, 4)
+    np.testing.assert_array_equal(longer.position_embeddings[:6], old)
+    np.testing.assert_array_equal(longer.position_embeddings[6:12], old)
+    np.testing.assert_array_equal(longer.position_embeddings[12:], old[:3])
+    assert not np.shares_memory(longer.position_embeddings, old)
+    assert longer.token_embeddings is layer.token_embeddings
+    np.testing.assert_array_equal(layer.extended(6, method="tile").position_embeddings, old)
+
+
+@pytest.mark.parametrize("method", ["fresh", "interpolate", "tile"])
+def test_numpy_integer_lengths(layer: GPTStyleEmbedding, method: str) -> None:
+    for length in (np.int64(9), np.int16(9), np.uint32(9)):
+        longer = layer.extended(length, method=method, seed=2)  # type: ignore[arg-type]
+        assert longer.max_seq_len == 9 and type(longer.max_seq_len) is int
+        np.testing.assert_array_equal(
+            longer.position_embeddings, layer.extended(9, method=method, seed=2).position_embeddings
+        )
 
 
 @pytest.mark.parametrize(
@@ -61,20 +82,14 @@ def loss(layer: GPTStyleEmbedding, ids: np.ndarray, weights: np.ndarray, start: 
 def test_backward_matches_finite_differences(
     layer: GPTStyleEmbedding, ids: np.ndarray, start: int
 ) -> None:
-    weights = np.random.default_rng(0).standard_normal((*ids.shape, 4))  # loss = sum(w * forward)
+    weights = np.random.default_rng(0).standard_normal((*ids.shape, 4))
+
+    def loss() -> float:  # sum(w * forward): its gradient with respect to forward is w
+        return float((layer(ids, start_pos=start) * weights).sum())
+
     grad_tok, grad_pos = layer.backward(weights, ids, start_pos=start)
-    eps = 1e-6
-    for table, grad in ((layer.token_embeddings, grad_tok), (layer.position_embeddings, grad_pos)):
-        numeric = np.zeros_like(table)
-        for index in np.ndindex(*table.shape):
-            saved = table[index]
-            table[index] = saved + eps
-            up = loss(layer, ids, weights, start)
-            table[index] = saved - eps
-            down = loss(layer, ids, weights, start)
-            table[index] = saved
-            numeric[index] = (up - down) / (2 * eps)
-        np.testing.assert_allclose(grad, numeric, atol=1e-7)
+    np.testing.assert_allclose(grad_tok, numerical_grad(loss, layer.token_embeddings), atol=1e-7)
+    np.testing.assert_allclose(grad_pos, numerical_grad(loss, layer.position_embeddings), atol=1e-7)
 
 
 def test_backward_repeated_ids_sum(layer: GPTStyleEmbedding) -> None:

@@ -10,12 +10,16 @@ The package is a set of rooms, one idea each (numpy only, except :mod:`gptembed.
 - :mod:`gptembed.records`: the toy data, record streams whose layout is set by position.
 - :mod:`gptembed.optim`: cross-entropy and Adam, shared by the toy models.
 - :mod:`gptembed.readout`: the read-out model (embedding plus one linear map) and its training.
+- :mod:`gptembed.attention_model`: a one-head causal attention toy that must use position.
+- :mod:`gptembed.windows`: reading a stream longer than the window, as nanoGPT's generate does.
 - :mod:`gptembed.probes`: looking inside a position table.
 - :mod:`gptembed.plotting`: every figure of the book (matplotlib), imported on its own.
 - :mod:`gptembed.samples` and :mod:`gptembed.glue`: sample GPT-2 ids, and the book's glue.
 
-The names below are the layer and the arithmetic a reader reaches for first; the toy models and
-their data are imported from their own modules (``from gptembed.readout import train``).
+The names below are what a reader reaches for first: the layer, position ids and tables, model
+sizes and parameter counts, attention's costs, and the measuring tools. The toy models and their
+data are imported from their own modules (``from gptembed.readout import train``), the figures
+from :mod:`gptembed.plotting`.
 """
 
 from .attention_cost import (

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numbers
 
 import numpy as np
-from numpy.typing import DTypeLike
+from numpy.typing import ArrayLike, DTypeLike, NDArray
 
 
 def check_int(name: str, value: object, *, minimum: int = 1) -> int:
@@ -39,3 +39,37 @@ def check_float_dtype(dtype: DTypeLike) -> np.dtype:
     if resolved.kind != "f":
         raise TypeError(f"dtype must be a floating dtype such as np.float32, got {resolved}")
     return resolved
+
+
+def check_integer_array(name: str, values: ArrayLike, limit: int) -> NDArray[np.integer]:
+    """``values`` as an integer array of any shape; ``[0, limit)`` names the range in the message.
+
+    An empty list (which numpy makes float64) is accepted as an empty ``intp`` array.
+
+    Raises:
+        TypeError: the values are not integers (floats, bools, strings, objects).
+    """
+    array = np.asarray(values)
+    if array.size == 0 and array.dtype.kind == "f":
+        array = array.astype(np.intp)  # an empty list arrives as float64: it holds no bad value
+    if array.dtype.kind not in "iu":
+        raise TypeError(f"{name} must be integers in [0, {limit}), got dtype {array.dtype}")
+    return array
+
+
+def check_in_range(what: str, array: NDArray[np.integer], limit: int, noun: str) -> None:
+    """Check every value of an integer ``array`` lies in ``[0, limit)``.
+
+    Raises:
+        ValueError: naming the first offending value and its index, e.g. ``token id 99 at index
+            (1, 1) is out of range: ids must be in [0, 11)``.
+    """
+    if array.size == 0:
+        return
+    low, high = array.min(), array.max()
+    if low < 0 or high >= limit:
+        bad = low if low < 0 else high
+        where = tuple(int(i) for i in np.argwhere(array == bad)[0])
+        raise ValueError(
+            f"{what} {bad} at index {where} is out of range: {noun} must be in [0, {limit})"
+        )

@@ -20,12 +20,13 @@ from .measure import peak_bytes
 from .models import ModelConfig
 
 
+def _product_of_sizes(**sizes: int) -> int:
+    """The product of ``sizes``, each checked to be an integer >= 1 (named in any error)."""
+    return math.prod(check_int(name, value) for name, value in sizes.items())
+
+
 def attention_scores_bytes(
-    seq_len: int,
-    n_heads: int,
-    n_layers: int = 1,
-    batch_size: int = 1,
-    bytes_per_element: int = 4,
+    seq_len: int, n_heads: int, n_layers: int = 1, batch_size: int = 1, bytes_per_element: int = 4
 ) -> int:
     """Bytes of the attention score matrices: ``batch * heads * layers * seq_len**2 * bytes``.
 
@@ -39,11 +40,13 @@ def attention_scores_bytes(
         ValueError: ``seq_len`` is negative, or another argument is not positive.
     """
     seq_len = check_int("seq_len", seq_len, minimum=0)
-    n_heads = check_int("n_heads", n_heads)
-    n_layers = check_int("n_layers", n_layers)
-    batch_size = check_int("batch_size", batch_size)
-    bytes_per_element = check_int("bytes_per_element", bytes_per_element)
-    return batch_size * n_heads * n_layers * seq_len**2 * bytes_per_element
+    per_score = _product_of_sizes(
+        batch_size=batch_size,
+        n_heads=n_heads,
+        n_layers=n_layers,
+        bytes_per_element=bytes_per_element,
+    )
+    return per_score * seq_len**2
 
 
 def longest_context(
@@ -93,11 +96,11 @@ def kv_cache_bytes(
         ValueError: ``seq_len`` is negative, or another argument is not positive.
     """
     seq_len = check_int("seq_len", seq_len, minimum=0)
-    n_layers = check_int("n_layers", n_layers)
-    embed_dim = check_int("embed_dim", embed_dim)
     batch_size = check_int("batch_size", batch_size)
-    bytes_per_element = check_int("bytes_per_element", bytes_per_element)
-    return 2 * batch_size * n_layers * seq_len * embed_dim * bytes_per_element
+    per_token = _product_of_sizes(
+        n_layers=n_layers, embed_dim=embed_dim, bytes_per_element=bytes_per_element
+    )
+    return batch_size * seq_len * 2 * per_token  # 2: a key and a value
 
 
 @dataclass(frozen=True)

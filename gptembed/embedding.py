@@ -13,7 +13,7 @@ from typing import Literal
 import numpy as np
 from numpy.typing import ArrayLike, DTypeLike, NDArray
 
-from ._checks import check_float_dtype, check_int
+from ._checks import check_float_dtype, check_in_range, check_int, check_integer_array
 from .models import ParameterCounts, embedding_parameter_counts
 
 INIT_STD = 0.02
@@ -27,37 +27,35 @@ INIT_STD = 0.02
 _BLOCK_BYTES = 768 * 1024
 
 
+# Draws per step when a table's dtype is not one numpy draws in (float16): float32 draws of this
+# many bytes are cast into the table, so the extra memory is this, not a float32 copy of it all.
+_DRAW_BLOCK_BYTES = 1 << 20
+
+
 def _draw_table(
     rng: np.random.Generator, shape: tuple[int, int], dtype: np.dtype
 ) -> NDArray[np.floating]:
-    """Draws of N(0, INIT_STD**2) in ``dtype``, scaled in place (one full-size array)."""
-    draw_dtype = np.float64 if dtype == np.float64 else np.float32
-    table = rng.standard_normal(shape, dtype=draw_dtype)
-    table *= INIT_STD
-    return table.astype(dtype, copy=False)
+    """Draws of N(0, INIT_STD**2) in ``dtype``: ``shape`` is ``(rows, D)``.
 
-
-def _integer_array(name: str, values: ArrayLike, limit: int) -> NDArray[np.integer]:
-    """``values`` as an integer array, or a TypeError naming the valid range ``[0, limit)``."""
-    array = np.asarray(values)
-    if array.size == 0 and array.dtype.kind == "f":
-        array = array.astype(np.intp)  # an empty list arrives as float64: it holds no bad value
-    if array.dtype.kind not in "iu":
-        raise TypeError(f"{name} must be integers in [0, {limit}), got dtype {array.dtype}")
-    return array
-
-
-def _check_range(what: str, array: NDArray[np.integer], limit: int, noun: str) -> None:
-    """A ValueError naming the first value of ``array`` outside ``[0, limit)`` and its index."""
-    if array.size == 0:
-        return
-    low, high = array.min(), array.max()
-    if low < 0 or high >= limit:
-        bad = low if low < 0 else high
-        where = tuple(int(i) for i in np.argwhere(array == bad)[0])
-        raise ValueError(
-            f"{what} {bad} at index {where} is out of range: {noun} must be in [0, {limit})"
-        )
+    numpy draws normals in float32 or float64 only. Those dtypes are drawn and scaled in place,
+    in one array; any other (float16) is drawn in float32 a block of rows at a time and cast into
+    the table. The generator hands out the same stream whether asked for all rows at once or a
+    block at a time, so a seed gives the same values either way.
+    """
+    if dtype in (np.float32, np.float64):
+        table = rng.standard_normal(shape, dtype=dtype)
+        table *= INIT_STD
+        return table
+    rows, dim = shape
+    table = np.empty(shape, dtype=dtype)
+    step = max(1, _DRAW_BLOCK_BYTES // (4 * max(1, dim)))  # rows per block of float32 draws
+    buffer = np.empty((min(step, rows), dim), dtype=np.float32)  # the one block of draws
+    for start in range(0, rows, step):
+        block = buffer[: min(step, rows - start)]
+        rng.standard_normal(dtype=np.float32, out=block)
+        block *= INIT_STD
+        table[start : start + step] = block
+    return table
 
 
 def _gather_add(
@@ -201,19 +199,10 @@ class GPTStyleEmbedding:
         return embedding_parameter_counts(self.vocab_size, self.max_seq_len, self.embed_dim)
 
     def check_ids(
-        self,
-        token_ids: ArrayLike,
-        start_pos: int = 0,
-        *,
-        position_ids: ArrayLike | None = None,
+        self, token_ids: ArrayLike, start_pos: int = 0, *, position_ids: ArrayLike | None = None
     ) -> NDArray[np.intp]:
-        """Validate a forward call's inputs; return the ids as ``intp``, ``(T,)`` or ``(B, T)``.
-
-        Args:
-            token_ids: integer ids in ``[0, V)``, shape ``(T,)`` or ``(B, T)``.
-            start_pos: position of the first id; the positions are ``start_pos .. start_pos+T-1``.
-            position_ids: instead of ``start_pos``, each id's position: integers in ``[0, L)`` of
-                the ids' shape, or ``(T,)`` shared by every sequence of a batch.
+        """The ids of a :meth:`forward` call with these arguments, checked: ``intp``, ``(T,)`` or
+        ``(B, T)``. Every check of :meth:`forward` and :meth:`backward` happens here.
 
         Raises:
             TypeError: ids or position ids that are not integers (floats, bools, strings,
@@ -229,7 +218,7 @@ class GPTStyleEmbedding:
     ) -> tuple[NDArray[np.intp], slice | NDArray[np.intp]]:
         """The checked ids ``(T,)``/``(B, T)`` and their positions: a slice of the table's rows,
         or ``intp`` position ids of the ids' shape (broadcast from ``(T,)`` if shared)."""
-        ids = _integer_array("token_ids", token_ids, self.vocab_size)
+        ids = check_integer_array("token_ids", token_ids, self.vocab_size)
         if ids.ndim not in (1, 2):
             raise ValueError(
                 f"token_ids must have shape (T,) or (B, T), got {ids.ndim} dimensions "
@@ -245,7 +234,7 @@ class GPTStyleEmbedding:
         start_pos = int(start_pos)  # a numpy scalar would overflow or upcast in the sums below
         if not 0 <= start_pos <= length:
             raise ValueError(f"start_pos must be in [0, {length}], got {start_pos}")
-        _check_range("token id", ids, self.vocab_size, "ids")
+        check_in_range("token id", ids, self.vocab_size, "ids")
         if position_ids is None:
             if start_pos + seq_len > length:
                 raise ValueError(
@@ -258,22 +247,18 @@ class GPTStyleEmbedding:
                 f"pass start_pos or position_ids, not both: got start_pos {start_pos} "
                 "with position_ids (position_ids already say where every id sits)"
             )
-        pos = _integer_array("position_ids", position_ids, length)
+        pos = check_integer_array("position_ids", position_ids, length)
         if pos.shape not in (ids.shape, (seq_len,)):
             raise ValueError(
                 f"position_ids must have the ids' shape {ids.shape} or ({seq_len},), "
                 f"got {pos.shape}"
             )
-        _check_range("position id", pos, length, "positions")
+        check_in_range("position id", pos, length, "positions")
         pos = np.broadcast_to(pos.astype(np.intp, copy=False), ids.shape)
         return ids.astype(np.intp, copy=False), pos
 
     def forward(
-        self,
-        token_ids: ArrayLike,
-        start_pos: int = 0,
-        *,
-        position_ids: ArrayLike | None = None,
+        self, token_ids: ArrayLike, start_pos: int = 0, *, position_ids: ArrayLike | None = None
     ) -> NDArray[np.floating]:
         """Embed ids: ``token_embeddings[ids] + position_embeddings[positions]``.
 

@@ -14,16 +14,21 @@ from ._checks import check_int
 def peak_bytes(fn: Callable[[], object]) -> int:
     """Peak bytes that ``fn()`` allocates beyond what was allocated before it (tracemalloc).
 
-    numpy reports its array buffers to tracemalloc, so this counts every temporary array.
+    numpy reports its array buffers to tracemalloc, so this counts every temporary array. If
+    the caller is already tracing, its tracing goes on with its traces kept (only the recorded
+    peak is reset, to measure this call); otherwise tracing starts and stops here.
     """
-    tracemalloc.start()
+    was_tracing = tracemalloc.is_tracing()
+    if not was_tracing:
+        tracemalloc.start()
     try:
         before = tracemalloc.get_traced_memory()[0]
         tracemalloc.reset_peak()
         fn()
         return tracemalloc.get_traced_memory()[1] - before
     finally:
-        tracemalloc.stop()
+        if not was_tracing:
+            tracemalloc.stop()  # stop() also drops the traces: only ever our own
 
 
 def loglog_slope(xs: ArrayLike, ys: ArrayLike) -> float:

@@ -8,6 +8,8 @@ from dataclasses import dataclass, field
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from ._checks import check_in_range, check_integer_array
+
 
 def cross_entropy(logits: ArrayLike, targets: ArrayLike) -> tuple[float, NDArray[np.float64]]:
     """Mean cross-entropy (nats) of ``(..., V)`` logits against ``(...)`` ids, and its gradient.
@@ -16,19 +18,18 @@ def cross_entropy(logits: ArrayLike, targets: ArrayLike) -> tuple[float, NDArray
         ``(loss, dloss_dlogits)``, the gradient with the logits' shape.
 
     Raises:
+        TypeError: the targets are not integers.
         ValueError: the shapes do not match, or a target is outside ``[0, V)``.
     """
     z = np.asarray(logits, dtype=np.float64)
-    y = np.asarray(targets)
+    n_classes = z.shape[-1] if z.ndim else 0
+    y = check_integer_array("targets", targets, n_classes)
     if z.ndim < 1 or z.shape[:-1] != y.shape:
         raise ValueError(
             f"targets must have the logits' shape without the last axis, {z.shape[:-1]}, "
             f"got {y.shape}"
         )
-    n_classes = z.shape[-1]
-    if y.size and (y.min() < 0 or y.max() >= n_classes):
-        bad = y.min() if y.min() < 0 else y.max()
-        raise ValueError(f"target id {bad} is out of range: targets must be in [0, {n_classes})")
+    check_in_range("target id", y, n_classes, "targets")
     rows = z.reshape(-1, n_classes)  # (N, V)
     flat = y.reshape(-1)  # (N,)
     shifted = rows - rows.max(axis=1, keepdims=True)

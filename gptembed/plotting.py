@@ -1,4 +1,4 @@
-"""Figures for the chapters. Matplotlib only here: the math modules never import this one.
+"""Every figure of the book, drawn with matplotlib (the only module that imports it).
 
 One idiom: every ``plot_*`` function takes ``ax=None`` (or ``axes=None``) and returns the
 :class:`~matplotlib.figure.Figure` it drew on, so a chapter shows a figure by making the call the
@@ -427,14 +427,6 @@ def plot_position_similarity(
     return fig
 
 
-def _figure(figsize: tuple[float, float], ncols: int = 1) -> tuple[Figure, list[Axes]]:
-    """A figure built without pyplot (nothing global to close), opaque white, ``ncols`` axes."""
-    fig = Figure(figsize=figsize, layout="constrained")
-    fig.patch.set_facecolor("white")
-    fig.patch.set_alpha(1.0)
-    return fig, list(np.atleast_1d(fig.subplots(1, ncols)))
-
-
 def plot_score_terms(terms: Mapping[str, ArrayLike], axes: Sequence[Axes] | None = None) -> Figure:
     """One ``T x T`` heatmap per score term (query ``i`` down, key ``j`` across), one scale.
 
@@ -456,13 +448,7 @@ def plot_score_terms(terms: Mapping[str, ArrayLike], axes: Sequence[Axes] | None
     if len(shapes) != 1 or any(len(s) != 2 or s[0] != s[1] for s in shapes):
         raise ValueError(f"terms must be (T, T) arrays of one shape, got shapes {sorted(shapes)}")
     (length, _) = shapes.pop()
-    if axes is None:
-        fig, panels = _figure((2.6 * len(arrays) + 1.2, 3.2), ncols=len(arrays))
-    else:
-        panels = list(axes)
-        if len(panels) != len(arrays):
-            raise ValueError(f"need one axes per term: {len(arrays)} terms, got {len(panels)}")
-        fig = cast(Figure, panels[0].figure)
+    fig, panels = figure_and_panels(axes, len(arrays), (2.6 * len(arrays) + 1.2, 3.2))
     future = np.triu(np.ones((length, length), dtype=bool), k=1)
     limit = max(float(np.abs(a[~future]).max()) for a in arrays.values()) or 1.0
     norm = Normalize(-limit, limit)
@@ -488,10 +474,7 @@ def plot_similarity_by_lag(
         marks: lags to mark with a dotted vertical line (for example a task's offset).
         ax: axes to draw on; by default a new fixed-size figure.
     """
-    if ax is None:
-        fig, (ax,) = _figure(FIGSIZE)
-    else:
-        fig = cast(Figure, ax.figure)
+    fig, ax = figure_and_axes(ax)
     colours = [PALETTE[c] for c in ("blue", "vermillion", "green", "orange", "purple")]
     markers = ["o", "s", "^", "D", "v"]  # told apart by marker as well as colour
     for (label, profile), colour, marker in zip(profiles.items(), colours, markers, strict=False):
@@ -514,6 +497,7 @@ def plot_loss_by(
     curves: Mapping[str, ArrayLike],
     xlabel: str,
     marks: Mapping[str, float] | None = None,
+    ylabel: str = "cross-entropy (nats)",
     ax: Axes | None = None,
 ) -> Figure:
     """Measured loss (nats) against a setting ``x``, one line with markers per model.
@@ -522,13 +506,11 @@ def plot_loss_by(
         x: ``(n,)`` the settings (a start position, a generation step, ...).
         curves: label -> ``(n,)`` losses.
         xlabel: what ``x`` is.
+        ylabel: what the losses are (for example an excess over the best possible).
         marks: label -> an ``x`` to mark with a dashed vertical line (for example the window).
         ax: axes to draw on; by default a new fixed-size figure.
     """
-    if ax is None:
-        fig, (ax,) = _figure(FIGSIZE)
-    else:
-        fig = cast(Figure, ax.figure)
+    fig, ax = figure_and_axes(ax)
     xs = np.asarray(x, dtype=float)
     colours = [PALETTE[c] for c in ("blue", "vermillion", "green", "orange")]
     styles = ["-o", "-s", "-^", "-D"]
@@ -545,7 +527,7 @@ def plot_loss_by(
             fontsize=8,
         )
     ax.set_xlabel(xlabel)
-    ax.set_ylabel("cross-entropy (nats)")
+    ax.set_ylabel(ylabel)
     ax.grid(True, alpha=0.3)
     ax.legend(loc="best", fontsize=8)
     return fig

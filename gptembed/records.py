@@ -13,7 +13,7 @@ import math
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from ._checks import check_int
+from ._checks import check_in_range, check_int, check_integer_array
 
 LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
 DIGITS = "0123456789"
@@ -43,8 +43,16 @@ def encode(text: str) -> NDArray[np.intp]:
 
 
 def decode(ids: ArrayLike) -> str:
-    """The text of a 1-D array of ids in ``[0, VOCAB_SIZE)``."""
-    return "".join(ALPHABET[int(i)] for i in np.asarray(ids).reshape(-1))
+    """The text of ids in ``[0, VOCAB_SIZE)``, read in order (any shape is flattened).
+
+    Raises:
+        TypeError: the ids are not integers.
+        ValueError: an id is outside ``[0, VOCAB_SIZE)`` (a negative id would otherwise index
+            from the end of the alphabet).
+    """
+    array = check_integer_array("ids", ids, VOCAB_SIZE)
+    check_in_range("id", array, VOCAB_SIZE, "ids")
+    return "".join(ALPHABET[i] for i in array.reshape(-1).tolist())
 
 
 def check_record_format(record_format: str) -> str:

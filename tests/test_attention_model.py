@@ -21,6 +21,7 @@ from gptembed.attention_model import (
     score_terms,
     train,
 )
+from tests.gradcheck import numerical_grad
 
 TINY = AttentionConfig(vocab_size=5, seq_len=6, embed_dim=4, head_dim=3, offset=2, seed=3)
 
@@ -69,17 +70,9 @@ def test_every_gradient_matches_finite_differences(name: str) -> None:
     model = _perturbed(TINY)
     inputs, targets = make_lookback(3, TINY.seq_len, TINY.vocab_size, TINY.offset, seed=5)
     _, grads = loss_and_grads(model, inputs, targets)
-    param = model.parameters()[name]
-    numeric = np.zeros_like(param)
-    eps = 1e-6
-    for index in np.ndindex(*param.shape):
-        saved = param[index]
-        param[index] = saved + eps
-        up = loss_and_grads(model, inputs, targets)[0]
-        param[index] = saved - eps
-        down = loss_and_grads(model, inputs, targets)[0]
-        param[index] = saved
-        numeric[index] = (up - down) / (2 * eps)
+    numeric = numerical_grad(
+        lambda: loss_and_grads(model, inputs, targets)[0], model.parameters()[name]
+    )
     assert np.abs(numeric).max() > 1e-3, "the check needs gradients that are not ~0"
     np.testing.assert_allclose(grads[name], numeric, rtol=1e-5, atol=1e-8)
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from gptembed import INIT_STD, GPTStyleEmbedding
+from gptembed import INIT_STD, GPTStyleEmbedding, peak_bytes
 
 
 @pytest.fixture
@@ -30,6 +30,28 @@ def test_float64_tables() -> None:
     layer = GPTStyleEmbedding(4, 3, 2, seed=1, dtype=np.float64)
     assert layer.position_embeddings.dtype == np.float64
     assert layer([0, 1]).dtype == np.float64
+
+
+@pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64])
+def test_tables_are_the_seeded_draws_scaled(dtype: type) -> None:
+    """float32 and float64 are drawn in their dtype; float16 from float32 draws, cast."""
+    layer = GPTStyleEmbedding(3000, 70, 96, seed=42, dtype=dtype)
+    rng = np.random.default_rng(42)
+    draw = np.float64 if dtype is np.float64 else np.float32
+    tok = (rng.standard_normal((3000, 96), dtype=draw) * INIT_STD).astype(dtype)
+    pos = (rng.standard_normal((70, 96), dtype=draw) * INIT_STD).astype(dtype)
+    assert layer.dtype == dtype
+    np.testing.assert_array_equal(layer.token_embeddings, tok)
+    np.testing.assert_array_equal(layer.position_embeddings, pos)
+
+
+def test_float16_tables_cost_little_more_than_themselves() -> None:
+    """Drawing all of a float16 table in float32 first once held 3x the table at the peak."""
+    sizes = (20_000, 512, 256)
+    table_bytes = (sizes[0] + sizes[1]) * sizes[2] * 2  # about 10 MB of float16
+    GPTStyleEmbedding(1, 1, 1, seed=0, dtype=np.float16)  # numpy's first Generator takes 1 MB once
+    peak = peak_bytes(lambda: GPTStyleEmbedding(*sizes, seed=0, dtype=np.float16))
+    assert table_bytes <= peak <= 1.15 * table_bytes
 
 
 def test_init_is_normal_with_std_002() -> None:
@@ -106,10 +128,18 @@ def test_tables_can_be_overwritten(layer: GPTStyleEmbedding) -> None:
     np.testing.assert_array_equal(layer([3, 1]), layer.token_embeddings[[3, 1]])
 
 
-def test_accepts_lists_and_any_integer_dtype(layer: GPTStyleEmbedding) -> None:
-    expected = layer(np.array([1, 2]))
-    for ids in ([1, 2], (1, 2), np.array([1, 2], dtype=np.uint8), np.array([1, 2], dtype=np.int16)):
-        np.testing.assert_array_equal(layer(ids), expected)
+@pytest.mark.parametrize(
+    "ids",
+    [
+        [1, 2],
+        (1, 2),
+        np.array([1, 2], dtype=np.uint8),
+        np.array([1, 2], dtype=np.int16),
+        np.array([1, 2], dtype=np.uint64),
+    ],
+)
+def test_accepts_lists_and_any_integer_dtype(layer: GPTStyleEmbedding, ids: object) -> None:
+    np.testing.assert_array_equal(layer(ids), layer(np.array([1, 2])))
 
 
 @pytest.mark.parametrize("ids", [[], np.array([], dtype=np.int64)])

@@ -26,7 +26,7 @@ def test_score_terms_share_one_scale_and_grey_out_the_future() -> None:
 def test_score_terms_refuse_mismatched_shapes_and_axes() -> None:
     with pytest.raises(ValueError, match=r"\(T, T\) arrays of one shape"):
         plot_score_terms({"a": np.zeros((3, 3)), "b": np.zeros((4, 4))})
-    with pytest.raises(ValueError, match="need one axes per term: 1 terms, got 0"):
+    with pytest.raises(ValueError, match="axes must hold 1 axes, got 0"):
         plot_score_terms({"a": np.zeros((3, 3))}, axes=[])
 
 
@@ -37,5 +37,6 @@ def test_line_figures_draw_one_line_per_entry() -> None:
     np.testing.assert_array_equal(ax.get_lines()[0].get_xdata(), [1, 2, 3])
     fig = plot_loss_by([0, 1, 2], {"m": [1.0, 2.0, 3.0]}, "start", marks={"window": 1.0})
     (ax,) = fig.axes
-    assert ax.get_xlabel() == "start"
+    assert ax.get_xlabel() == "start" and ax.get_ylabel() == "cross-entropy (nats)"
+    assert plot_loss_by([0], {"m": [1.0]}, "x", ylabel="excess").axes[0].get_ylabel() == "excess"
     np.testing.assert_array_equal(ax.get_lines()[0].get_ydata(), [1.0, 2.0, 3.0])

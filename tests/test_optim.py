@@ -1,0 +1,68 @@
+"""Cross-entropy with its gradient, and Adam."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from gptembed.optim import Adam, cross_entropy
+from tests.gradcheck import numerical_grad
+
+
+def test_cross_entropy_value_and_gradient() -> None:
+    rng = np.random.default_rng(1)
+    logits = rng.standard_normal((2, 3, 5))
+    targets = rng.integers(5, size=(2, 3))
+    loss, grad = cross_entropy(logits, targets)
+    probs = np.exp(logits) / np.exp(logits).sum(-1, keepdims=True)
+    picked = np.take_along_axis(probs, targets[..., None], -1)
+    assert loss == pytest.approx(-np.log(picked).mean())
+    numeric = numerical_grad(lambda: cross_entropy(logits, targets)[0], logits)
+    np.testing.assert_allclose(grad, numeric, atol=1e-8)
+
+
+def test_cross_entropy_is_stable_for_large_logits() -> None:
+    loss, grad = cross_entropy(np.array([[1000.0, 0.0]]), np.array([0]))
+    assert loss == pytest.approx(0.0, abs=1e-12)
+    assert np.isfinite(grad).all()
+
+
+@pytest.mark.parametrize(
+    ("logits", "targets", "error", "message"),
+    [
+        (
+            np.zeros((2, 42)),
+            np.array([0, 42]),
+            ValueError,
+            r"^target id 42 at index \(1,\) is out of range: targets must be in \[0, 42\)$",
+        ),
+        (np.zeros((2, 4)), np.array([-1, 0]), ValueError, r"target id -1 at index \(0,\)"),
+        (
+            np.zeros((2, 4)),
+            np.array([0, 1, 2]),
+            ValueError,
+            r"targets must have the logits' shape .* \(2,\), got \(3,\)",
+        ),
+        (
+            np.zeros((2, 4)),
+            np.array([0.0, 1.0]),
+            TypeError,
+            r"^targets must be integers in \[0, 4\), got dtype float64$",
+        ),
+        (np.zeros((2, 4)), np.array([True, False]), TypeError, r"got dtype bool"),
+    ],
+)
+def test_cross_entropy_refuses_bad_targets(
+    logits: np.ndarray, targets: np.ndarray, error: type, message: str
+) -> None:
+    """Float targets once raised a bare IndexError from deep inside the indexing."""
+    with pytest.raises(error, match=message):
+        cross_entropy(logits, targets)
+
+
+def test_adam_first_step_moves_each_weight_by_the_learning_rate() -> None:
+    """With bias correction, step one is lr * g / (|g| + eps): the sign of g, scaled by lr."""
+    params = {"w": np.array([1.0, -2.0, 3.0]), "frozen": np.zeros(2)}
+    Adam(learning_rate=0.1).step(params, {"w": np.array([0.5, -4.0, 0.0])})
+    np.testing.assert_allclose(params["w"], [0.9, -1.9, 3.0], rtol=1e-6)
+    np.testing.assert_array_equal(params["frozen"], 0.0)

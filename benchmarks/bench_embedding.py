@@ -9,6 +9,7 @@ each ratio compares numbers taken on the same machine under the same load. Ratio
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import platform
 import statistics
@@ -72,6 +73,23 @@ def median_seconds(fns: dict[str, Callable[[], object]]) -> dict[str, float]:
     return {name: statistics.median(ts) for name, ts in times.items()}
 
 
+def torch_forward(layer: GPTStyleEmbedding, ids: NDArray[np.intp]) -> Callable[[], object]:
+    """``nn.Embedding`` lookups plus add on the layer's own tables, on one thread like numpy."""
+    import torch
+
+    torch.set_num_threads(1)
+    tok = torch.nn.Embedding.from_pretrained(torch.from_numpy(layer.token_embeddings))
+    pos = torch.nn.Embedding.from_pretrained(torch.from_numpy(layer.position_embeddings))
+    ids_t = torch.from_numpy(ids)  # (B, T)
+    positions = torch.arange(ids.shape[-1])  # (T,)
+
+    def run() -> object:
+        with torch.no_grad():
+            return tok(ids_t) + pos(positions)
+
+    return run
+
+
 def old_forward(layer: GPTStyleEmbedding, ids: NDArray[np.intp]) -> NDArray[np.floating]:
     """``forward`` as it was before position ids: blocks inside each batch row, one row a time.
 
@@ -90,30 +108,33 @@ def old_forward(layer: GPTStyleEmbedding, ids: NDArray[np.intp]) -> NDArray[np.f
     return out
 
 
-def forward_row(layer: GPTStyleEmbedding, ids: NDArray[np.intp]) -> list[str]:
-    """One table row: forward against plain numpy, the old forward and the copy floor."""
+def forward_row(layer: GPTStyleEmbedding, ids: NDArray[np.intp], have_torch: bool) -> list[str]:
+    """One table row: forward against plain numpy, the old forward, the copy floor and torch."""
     wte, wpe = layer.token_embeddings, layer.position_embeddings
     positions = np.arange(ids.shape[-1])  # (T,)
     position_ids = np.broadcast_to(positions, ids.shape).copy()  # (B, T), as a padded batch has
     out = layer.forward(ids)  # (B, T, D)
     src, dst = np.ones_like(out), np.empty_like(out)
-    t = median_seconds(
-        {
-            "forward": lambda: layer.forward(ids),
-            "plain": lambda: wte[ids] + wpe[positions],  # two full-size arrays
-            "old": lambda: old_forward(layer, ids),
-            "copyto": lambda: np.copyto(dst, src),  # the memory floor: out's bytes once each way
-            "by ids": lambda: layer.forward(ids, position_ids=position_ids),
-            "plain by ids": lambda: wte[ids] + wpe[position_ids],
-        }
-    )
+    fns: dict[str, Callable[[], object]] = {
+        "forward": lambda: layer.forward(ids),
+        "plain": lambda: wte[ids] + wpe[positions],  # two full-size arrays
+        "old": lambda: old_forward(layer, ids),
+        "copyto": lambda: np.copyto(dst, src),  # the memory floor: out's bytes once each way
+        "by ids": lambda: layer.forward(ids, position_ids=position_ids),
+        "plain by ids": lambda: wte[ids] + wpe[position_ids],
+    }
+    if have_torch:
+        fns["torch"] = torch_forward(layer, ids)
+    t = median_seconds(fns)
     peak = peak_bytes(lambda: layer.forward(ids)) / out.nbytes
     shape = f"({ids.shape[0]}, {ids.shape[1]})"
     times = [f"{t[name] * 1e3:.2f}" for name in ("forward", "plain", "old")]
     ratios = [t["forward"] / t[name] for name in ("plain", "old", "copyto")]
     ratios.append(t["by ids"] / t["plain by ids"])
+    cells = [f"{r:.2f}" for r in ratios]
+    cells.append(f"{t['forward'] / t['torch']:.2f}" if have_torch else "-")
     size = f"{out.nbytes / 2**20:.0f}"
-    return [layer.dtype.name, shape, size, *times, *(f"{r:.2f}" for r in ratios), f"{peak:.3f}"]
+    return [layer.dtype.name, shape, size, *times, *cells, f"{peak:.3f}"]
 
 
 def add_at_backward(
@@ -144,13 +165,14 @@ def backward_row(layer: GPTStyleEmbedding, ids: NDArray[np.intp], seed: int) -> 
 def main() -> None:
     print_machine()
     print(f"V={VOCAB}, D={DIM}, L={MAX_LEN}; medians of {REPEATS} interleaved repeats, in ms\n")
+    have_torch = importlib.util.find_spec("torch") is not None
     rng = np.random.default_rng(0)
     forward_rows, backward_rows = [], []
     for dtype in DTYPES:
         layer = GPTStyleEmbedding(VOCAB, MAX_LEN, DIM, seed=0, dtype=dtype)
         for shape in SHAPES:
             ids = rng.integers(0, VOCAB, size=shape)  # (B, T)
-            forward_rows.append(forward_row(layer, ids))
+            forward_rows.append(forward_row(layer, ids, have_torch))
             if shape[-1] == MAX_LEN:
                 backward_rows.append(backward_row(layer, ids, seed=shape[0]))
 
@@ -160,12 +182,14 @@ def main() -> None:
     print_table(
         [
             "dtype", "shape", "out MiB", "forward", "plain", "old",
-            "fwd/plain", "fwd/old", "fwd/copyto", "by-ids/plain", "peak/out",
+            "fwd/plain", "fwd/old", "fwd/copyto", "by-ids/plain", "fwd/torch", "peak/out",
         ],
         forward_rows,
     )  # fmt: skip
     print("\nBackward (both tables' gradients): ratio is backward time / np.add.at baseline time.")
     print_table(["dtype", "B", "backward", "add.at", "bwd/add.at"], backward_rows)
+    if not have_torch:
+        print("\nNote: torch is not importable, so the fwd/torch column is skipped.")
 
 
 def print_table(header: list[str], rows: list[list[str]]) -> None:

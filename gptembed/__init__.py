@@ -42,6 +42,7 @@ from .models import (
     ParameterCounts,
     config_embedding_counts,
     embedding_parameter_counts,
+    gpt_parameter_count,
     model_label,
     transformer_parameter_count,
 )
@@ -63,6 +64,7 @@ __all__ = [
     "embedding_parameter_counts",
     "flops_per_token",
     "format_bytes",
+    "gpt_parameter_count",
     "kv_cache_bytes",
     "loglog_slope",
     "longest_context",

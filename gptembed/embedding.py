@@ -202,7 +202,7 @@ class GPTStyleEmbedding:
         self, token_ids: ArrayLike, start_pos: int = 0, *, position_ids: ArrayLike | None = None
     ) -> NDArray[np.intp]:
         """The ids of a :meth:`forward` call with these arguments, checked: ``intp``, ``(T,)`` or
-        ``(B, T)``. Every check of :meth:`forward` and :meth:`backward` happens here.
+        ``(B, T)``. :meth:`forward` and :meth:`backward` check their ids and positions here.
 
         Raises:
             TypeError: ids or position ids that are not integers (floats, bools, strings,

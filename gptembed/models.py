@@ -100,18 +100,34 @@ def config_embedding_counts(config: ModelConfig) -> ParameterCounts:
     return embedding_parameter_counts(config.vocab_size, config.max_seq_len, config.embed_dim)
 
 
-def transformer_parameter_count(config: ModelConfig) -> int:
+def gpt_parameter_count(vocab_size: int, max_seq_len: int, embed_dim: int, n_layers: int) -> int:
     """All parameters of a GPT-2-architecture model with these sizes (output head tied to wte).
 
     Per block, with ``d = embed_dim``: two LayerNorms (``4d``), the fused QKV projection
     (``3d^2 + 3d``), the attention output projection (``d^2 + d``) and the 4x MLP
     (``8d^2 + 5d``), so ``12d^2 + 13d``; then a final LayerNorm (``2d``) and the two embedding
-    tables. GPT-2 small gives 124,439,808. GPT-3 uses the same blocks (with alternating sparse
-    attention, which adds no parameters), so its totals land within 1% of the paper's rounded sizes.
+    tables. The head count does not enter: the heads split the width, they do not add to it.
+    GPT-3 uses the same blocks (with alternating sparse attention, which adds no parameters), so
+    its totals land within 1% of the paper's rounded sizes.
+
+    >>> gpt_parameter_count(50_257, 1_024, 768, 12)  # GPT-2 small
+    124439808
+
+    Raises:
+        TypeError, ValueError: a size is not a positive integer.
     """
-    d = config.embed_dim
+    n_layers = check_int("n_layers", n_layers)
+    tables = embedding_parameter_counts(vocab_size, max_seq_len, embed_dim).total
+    d = int(embed_dim)  # checked just above, by embedding_parameter_counts
     per_block = 12 * d * d + 13 * d
-    return config.n_layers * per_block + 2 * d + config_embedding_counts(config).total
+    return n_layers * per_block + 2 * d + tables
+
+
+def transformer_parameter_count(config: ModelConfig) -> int:
+    """:func:`gpt_parameter_count` for a :class:`ModelConfig`."""
+    return gpt_parameter_count(
+        config.vocab_size, config.max_seq_len, config.embed_dim, config.n_layers
+    )
 
 
 def model_label(name: str) -> str:
@@ -133,14 +149,14 @@ def _gpt3(embed_dim: int, n_layers: int, n_heads: int, note: str = "") -> ModelC
 
 GPT3_XL_NOTE = (
     "Table 2.1 prints d_model 2048, 24 heads and d_head 128, which cannot all hold: 24 x 128 = "
-    "3072, not 2048, and 2048 / 24 = 85.33 is not a whole head width. We read d_model 2048 and "
-    "d_head 128, so 16 heads: d_model 2048 (all 24 layers of 12 d_model^2 weights) reproduces "
-    "the stated 1.3B parameters, while an inner attention width of 24 x 128 = 3072 would add "
-    "about 0.2B more."
+    "3072, not 2048, and 2048 / 24 = 85.33 is not a whole head width. We keep d_model 2048 and "
+    "d_head 128, so 16 heads: with d_model 2048 the parameter count is the stated 1.3B, while an "
+    "inner attention width of 24 x 128 = 3072 would give about 1.5B."
 )
 GPT3_13B_NOTE = (
-    "Table 2.1 prints d_model 5140; 40 heads x d_head 128 = 5120, and 5120 reproduces the "
-    "stated 13B parameters, so we use 5120."
+    "Table 2.1 prints d_model 5140 with 40 heads and d_head 128; 5140 / 40 = 128.5 is not a whole "
+    "head width, while 40 x 128 = 5120, so we read 5120. The parameter count cannot decide it: "
+    "both widths give about 13B."
 )
 
 
@@ -163,7 +179,7 @@ MODELS: Mapping[str, ModelConfig] = MappingProxyType(
 """Published sizes by name. All share GPT-2's 50,257-token BPE vocabulary.
 
 Two rows of the GPT-3 paper's Table 2.1 cannot be taken as printed; each config's ``note`` says
-how it is read. 13B's d_model 5140 is a slip for 5120 (40 heads of 128). XL's row (d_model 2048,
+how it is read. 13B's d_model 5140 is read as 5120 (40 heads of 128). XL's row (d_model 2048,
 24 heads, d_head 128) is inconsistent whichever number is the slip; we keep d_model 2048 and
 d_head 128, so 16 heads.
 """

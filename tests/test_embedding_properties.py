@@ -9,35 +9,16 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from gptembed import GPTStyleEmbedding
+from tests.strategies import forward_in_blocks_of, layer_and_ids
 
 
-@st.composite
-def layer_and_ids(draw: st.DrawFn) -> tuple[GPTStyleEmbedding, np.ndarray, int]:
-    vocab = draw(st.integers(1, 50))
-    max_len = draw(st.integers(1, 40))
-    dim = draw(st.integers(1, 300))
-    dtype = draw(st.sampled_from([np.float32, np.float64]))
-    layer = GPTStyleEmbedding(
-        vocab, max_len, dim, seed=draw(st.integers(0, 2**32 - 1)), dtype=dtype
-    )
-    seq_len = draw(st.integers(0, max_len))
-    start = draw(st.integers(0, max_len - seq_len))
-    batch = draw(st.one_of(st.none(), st.integers(0, 4)))
-    shape = (seq_len,) if batch is None else (batch, seq_len)
-    id_dtype = draw(st.sampled_from([np.int8, np.int32, np.int64, np.uint16, np.uint64]))
-    high = min(vocab, np.iinfo(id_dtype).max + 1)
-    ids = (
-        np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
-        .integers(0, high, shape)
-        .astype(id_dtype)
-    )
-    return layer, ids, start
-
-
-@given(layer_and_ids())
-def test_forward_is_gather_plus_add(case: tuple[GPTStyleEmbedding, np.ndarray, int]) -> None:
+@given(layer_and_ids(), st.integers(1, 7))
+def test_forward_is_gather_plus_add(
+    case: tuple[GPTStyleEmbedding, np.ndarray, int], block_rows: int
+) -> None:
     layer, ids, start = case
-    out = layer.forward(ids, start_pos=start)
+    with forward_in_blocks_of(block_rows, layer):
+        out = layer.forward(ids, start_pos=start)
     expected = (
         layer.token_embeddings[ids] + layer.position_embeddings[start : start + ids.shape[-1]]
     )

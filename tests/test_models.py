@@ -12,6 +12,7 @@ from gptembed import (
     ModelConfig,
     config_embedding_counts,
     embedding_parameter_counts,
+    gpt_parameter_count,
     transformer_parameter_count,
 )
 
@@ -105,6 +106,25 @@ def test_gpt3_xl_reading_fits_the_stated_size_and_the_other_does_not() -> None:
     wide = layers * (4 * d * inner + 8 * d * d) + embeddings  # QKV and output at 3072 wide
     assert round(ours / 1e9, 1) == 1.3
     assert round(wide / 1e9, 1) == 1.5
+
+
+def test_gpt3_13b_count_cannot_choose_between_5120_and_5140() -> None:
+    """The count needs no head number, so Table 2.1's 5140 can be priced as printed."""
+    cfg = MODELS["gpt3-13b"]
+    as_printed = gpt_parameter_count(cfg.vocab_size, cfg.max_seq_len, 5_140, cfg.n_layers)
+    assert as_printed - transformer_parameter_count(cfg) == (
+        cfg.n_layers * (12 * (5140**2 - 5120**2) + 13 * 20) + 2 * 20 + (50_257 + 2_048) * 20
+    )
+    assert transformer_parameter_count(cfg) == pytest.approx(13e9, rel=0.02)
+    assert as_printed == pytest.approx(13e9, rel=0.02)
+
+
+@pytest.mark.parametrize("bad", [0, -1, 1.5, True])
+def test_gpt_parameter_count_refuses_bad_sizes(bad: object) -> None:
+    with pytest.raises((TypeError, ValueError), match="n_layers must be an integer >= 1"):
+        gpt_parameter_count(10, 10, 8, bad)  # type: ignore[arg-type]
+    with pytest.raises((TypeError, ValueError), match="embed_dim must be an integer >= 1"):
+        gpt_parameter_count(10, 10, bad, 2)  # type: ignore[arg-type]
 
 
 def test_heads_must_divide_the_width() -> None:

@@ -273,6 +273,13 @@ def test_position_similarity_checks_the_axes() -> None:
 # --- the idiom: no pyplot, shown once in Jupyter, a clear error without matplotlib ---
 
 
+def test_axes_on_a_subfigure_return_the_whole_figure() -> None:
+    """What a notebook shows is the top-level figure, even when the axes sit in a subfigure."""
+    fig = Figure()
+    ax = fig.subfigures(1, 2)[1].subplots()
+    assert plot_loss_curves({"run": [2.0, 1.0]}, ax=ax) is fig
+
+
 def _run(code: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
 

@@ -2,16 +2,14 @@
 
 from __future__ import annotations
 
-from contextlib import AbstractContextManager
-from unittest import mock
-
 import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from gptembed import GPTStyleEmbedding, embedding, position_ids_from_mask
+from gptembed import GPTStyleEmbedding, position_ids_from_mask
 from tests.gradcheck import numerical_grad
+from tests.strategies import forward_in_blocks_of, layer_and_ids
 
 
 @pytest.fixture
@@ -153,39 +151,13 @@ def test_backward_with_position_ids_matches_finite_differences(layer: GPTStyleEm
 # --- properties, with the block size drawn small so forward runs in many blocks ---
 
 
-@st.composite
-def batches(draw: st.DrawFn) -> tuple[GPTStyleEmbedding, np.ndarray, int]:
-    vocab = draw(st.integers(1, 30))
-    max_len = draw(st.integers(1, 20))
-    dim = draw(st.integers(1, 9))
-    dtype = draw(st.sampled_from([np.float32, np.float64]))
-    layer = GPTStyleEmbedding(vocab, max_len, dim, seed=draw(st.integers(0, 99)), dtype=dtype)
-    seq_len = draw(st.integers(0, max_len))
-    batch = draw(st.one_of(st.none(), st.integers(0, 5)))
-    shape = (seq_len,) if batch is None else (batch, seq_len)
-    ids = draw(
-        st.lists(
-            st.integers(0, vocab - 1), min_size=int(np.prod(shape)), max_size=int(np.prod(shape))
-        )
-    )
-    start = draw(st.integers(0, max_len - seq_len))
-    return layer, np.array(ids, dtype=np.int64).reshape(shape), start
-
-
-def _blocks_of(rows: int, layer: GPTStyleEmbedding) -> AbstractContextManager[object]:
-    """Run forward in blocks of ``rows`` rows (the real size never splits these small inputs)."""
-    return mock.patch.object(
-        embedding, "_BLOCK_BYTES", rows * layer.embed_dim * layer.dtype.itemsize
-    )
-
-
-@given(batches(), st.integers(1, 7))
+@given(layer_and_ids(), st.integers(1, 7))
 def test_start_pos_equals_its_position_ids(
     case: tuple[GPTStyleEmbedding, np.ndarray, int], block_rows: int
 ) -> None:
     layer, ids, start = case
     seq_len = ids.shape[-1]
-    with _blocks_of(block_rows, layer):
+    with forward_in_blocks_of(block_rows, layer):
         by_start = layer(ids, start_pos=start)
         by_ids = layer(ids, position_ids=np.arange(start, start + seq_len))
         by_full_ids = layer(
@@ -197,7 +169,7 @@ def test_start_pos_equals_its_position_ids(
     np.testing.assert_array_equal(by_start, expected)
 
 
-@given(batches(), st.integers(1, 7), st.data())
+@given(layer_and_ids(), st.integers(1, 7), st.data())
 def test_any_position_ids_are_gather_plus_add(
     case: tuple[GPTStyleEmbedding, np.ndarray, int], block_rows: int, data: st.DataObject
 ) -> None:
@@ -208,12 +180,12 @@ def test_any_position_ids_are_gather_plus_add(
         ),
         dtype=np.int64,
     ).reshape(ids.shape)
-    with _blocks_of(block_rows, layer):
+    with forward_in_blocks_of(block_rows, layer):
         out = layer(ids, position_ids=pos)
     np.testing.assert_array_equal(out, layer.token_embeddings[ids] + layer.position_embeddings[pos])
 
 
-@given(batches(), st.data())
+@given(layer_and_ids(), st.data())
 def test_backward_scatter_adds_repeated_positions(
     case: tuple[GPTStyleEmbedding, np.ndarray, int], data: st.DataObject
 ) -> None:

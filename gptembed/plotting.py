@@ -425,3 +425,109 @@ def plot_position_similarity(
     scale = ScalarMappable(Normalize(-1.0, 1.0), DIVERGING_CMAP)
     fig.colorbar(scale, ax=panels, shrink=0.85, label="cosine similarity")
     return fig
+
+
+def plot_score_terms(terms: Mapping[str, ArrayLike], axes: Sequence[Axes] | None = None) -> Figure:
+    """One ``T x T`` heatmap per score term (query ``i`` down, key ``j`` across), one scale.
+
+    Args:
+        terms: title -> ``(T, T)`` scores of one sequence, such as the four of
+            :func:`~gptembed.attention_model.score_terms`. Keys a query may not see (``j > i``)
+            are drawn grey.
+        axes: one axes per term to draw on; by default a new figure, left to right.
+
+    Returns:
+        The figure, with one colour bar centred on 0 shared by every panel.
+
+    Raises:
+        ValueError: a term is not square, the terms differ in shape, or ``axes`` does not hold
+            one axes per term.
+    """
+    arrays = {title: np.asarray(term, dtype=float) for title, term in terms.items()}
+    shapes = {a.shape for a in arrays.values()}
+    if len(shapes) != 1 or any(len(s) != 2 or s[0] != s[1] for s in shapes):
+        raise ValueError(f"terms must be (T, T) arrays of one shape, got shapes {sorted(shapes)}")
+    (length, _) = shapes.pop()
+    fig, panels = figure_and_panels(axes, len(arrays), (2.6 * len(arrays) + 1.2, 3.2))
+    future = np.triu(np.ones((length, length), dtype=bool), k=1)
+    limit = max(float(np.abs(a[~future]).max()) for a in arrays.values()) or 1.0
+    norm = Normalize(-limit, limit)
+    for ax, (title, array) in zip(panels, arrays.items(), strict=True):
+        ax.set_facecolor("#d9d9d9")  # shows through the masked (future) keys
+        masked = np.ma.masked_where(future, array)
+        ax.imshow(masked, cmap=DIVERGING_CMAP, norm=norm, interpolation="nearest")
+        ax.set_title(title, fontsize=10)
+        ax.set_xlabel("key position j")
+    panels[0].set_ylabel("query position i")
+    fig.colorbar(ScalarMappable(norm, DIVERGING_CMAP), ax=panels, shrink=0.85, label="score")
+    return fig
+
+
+def plot_similarity_by_lag(
+    profiles: Mapping[str, ArrayLike], marks: Sequence[int] = (), ax: Axes | None = None
+) -> Figure:
+    """Mean cosine similarity of rows ``lag`` apart against the lag, one line per table.
+
+    Args:
+        profiles: label -> ``(L - 1,)`` similarities at lags ``1 .. L-1``
+            (:func:`~gptembed.probes.similarity_by_lag`).
+        marks: lags to mark with a dotted vertical line (for example a task's offset).
+        ax: axes to draw on; by default a new fixed-size figure.
+    """
+    fig, ax = figure_and_axes(ax)
+    colours = [PALETTE[c] for c in ("blue", "vermillion", "green", "orange", "purple")]
+    markers = ["o", "s", "^", "D", "v"]  # told apart by marker as well as colour
+    for (label, profile), colour, marker in zip(profiles.items(), colours, markers, strict=False):
+        values = np.asarray(profile, dtype=float)
+        lags = np.arange(1, len(values) + 1)
+        ax.plot(lags, values, marker=marker, ms=4, color=colour, lw=1.5, label=label)
+    for lag in marks:
+        ax.axvline(lag, color=PALETTE["black"], ls=":", lw=1.0)
+    ax.axhline(0.0, color=PALETTE["black"], lw=0.6)
+    ax.set_ylim(-1.05, 1.05)
+    ax.set_xlabel("lag: distance between the two rows (positions)")
+    ax.set_ylabel("mean cosine similarity")
+    ax.grid(True, alpha=0.3)
+    ax.legend(loc="lower right", fontsize=8)
+    return fig
+
+
+def plot_loss_by(
+    x: ArrayLike,
+    curves: Mapping[str, ArrayLike],
+    xlabel: str,
+    marks: Mapping[str, float] | None = None,
+    ylabel: str = "cross-entropy (nats)",
+    ax: Axes | None = None,
+) -> Figure:
+    """Measured loss (nats) against a setting ``x``, one line with markers per model.
+
+    Args:
+        x: ``(n,)`` the settings (a start position, a generation step, ...).
+        curves: label -> ``(n,)`` losses.
+        xlabel: what ``x`` is.
+        ylabel: what the losses are (for example an excess over the best possible).
+        marks: label -> an ``x`` to mark with a dashed vertical line (for example the window).
+        ax: axes to draw on; by default a new fixed-size figure.
+    """
+    fig, ax = figure_and_axes(ax)
+    xs = np.asarray(x, dtype=float)
+    colours = [PALETTE[c] for c in ("blue", "vermillion", "green", "orange")]
+    styles = ["-o", "-s", "-^", "-D"]
+    for (label, losses), colour, style in zip(curves.items(), colours, styles, strict=False):
+        ax.plot(xs, np.asarray(losses, dtype=float), style, ms=4, color=colour, lw=1.5, label=label)
+    for label, where in (marks or {}).items():
+        ax.axvline(where, color=PALETTE["black"], ls="--", lw=1.0)
+        ax.annotate(
+            label,
+            xy=(where, 1.0),
+            xycoords=("data", "axes fraction"),
+            xytext=(4, -12),
+            textcoords="offset points",
+            fontsize=8,
+        )
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    ax.grid(True, alpha=0.3)
+    ax.legend(loc="best", fontsize=8)
+    return fig

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import numbers
+from dataclasses import dataclass
+
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
@@ -36,3 +39,136 @@ def lagged_similarity(table: ArrayLike, lag: int) -> NDArray[np.float64]:
     if lag >= len(sims):
         raise ValueError(f"lag must be in [1, {len(sims) - 1}] for this table, got {lag}")
     return np.diagonal(sims, offset=lag).copy()
+
+
+def similarity_by_lag(table: ArrayLike) -> NDArray[np.float64]:
+    """``(L - 1,)`` mean cosine similarity of rows ``lag`` apart, for ``lag = 1 .. L-1``.
+
+    Raises:
+        ValueError: fewer than 2 rows, or as :func:`cosine_similarity_matrix`.
+    """
+    sims = cosine_similarity_matrix(table)  # (L, L)
+    if len(sims) < 2:
+        raise ValueError(f"table must have at least 2 rows, got {len(sims)}")
+    return np.array([np.diagonal(sims, offset=lag).mean() for lag in range(1, len(sims))])
+
+
+@dataclass(frozen=True)
+class ProbeScore:
+    """A linear probe's error on the rows it was fitted to and on rows it never saw.
+
+    Attributes:
+        train: mean error over the fitted rows of every fold.
+        held_out: mean error over the held-out rows of every fold: the number to believe.
+        baseline: the held-out error of a probe that ignores the rows (predicts the mean of
+            the fitted targets).
+    """
+
+    train: float
+    held_out: float
+    baseline: float
+
+
+def _folds(n_rows: int, n_folds: int) -> list[NDArray[np.intp]]:
+    """Held-out rows of each fold: every ``n_folds``-th row, a fixed interleaved split."""
+    n_folds = check_int("n_folds", n_folds, minimum=2)
+    if n_rows < 2 * n_folds:
+        raise ValueError(
+            f"n_folds must be at most {n_rows // 2} for {n_rows} rows (two per fold), got {n_folds}"
+        )
+    return [np.arange(fold, n_rows, n_folds) for fold in range(n_folds)]
+
+
+def _rows(table: ArrayLike) -> NDArray[np.float64]:
+    rows = np.asarray(table, dtype=np.float64)
+    if rows.ndim != 2:
+        raise ValueError(f"table must be a 2-D (L, D) array, got shape {rows.shape}")
+    return rows
+
+
+def _ridge_fit(x: NDArray[np.float64], y: NDArray[np.float64], ridge: float) -> NDArray[np.float64]:
+    """``W`` minimising ``|x W - y|^2 + penalty |W|^2``, ``penalty = ridge * mean eigenvalue``.
+
+    The penalty scales with the rows' own size (``trace(x^T x) / D``), so one ``ridge`` means the
+    same for tables of any scale. ``ridge = 0`` is plain least squares (minimum norm).
+    """
+    if ridge == 0:
+        return np.asarray(np.linalg.lstsq(x, y, rcond=None)[0], dtype=np.float64)
+    gram = x.T @ x  # (D, D)
+    penalty = ridge * np.trace(gram) / len(gram)
+    return np.linalg.solve(gram + penalty * np.eye(len(gram)), x.T @ y)
+
+
+def _check_ridge(ridge: float) -> float:
+    if isinstance(ridge, bool) or not isinstance(ridge, numbers.Real) or not ridge >= 0:
+        raise ValueError(f"ridge must be a number >= 0, got {ridge!r}")
+    return float(ridge)
+
+
+def position_probe(table: ArrayLike, n_folds: int = 4, ridge: float = 0.0) -> ProbeScore:
+    """How well a linear map reads the absolute position ``t`` off row ``t`` of a table.
+
+    Linear regression with an intercept from the ``D`` numbers of a row to its index, fitted by
+    ``n_folds``-fold cross-validation on a fixed interleaved split (fold ``f`` holds out rows
+    ``f, f + n_folds, ...``): least squares (minimum norm), or with ``ridge > 0`` a penalty of
+    ``ridge`` times the mean eigenvalue of the fitted rows' scatter, which does not depend on the
+    table's scale. Errors are mean absolute errors in positions. This follows the
+    absolute-position probe of Wang and Chen (EMNLP 2020, arXiv:2010.04903).
+
+    Raises:
+        ValueError: a table that is not 2-D, too few rows for the folds, or ``ridge < 0``.
+    """
+    rows = _rows(table)
+    ridge = _check_ridge(ridge)
+    positions = np.arange(len(rows), dtype=np.float64)
+    train_err, test_err, base_err = [], [], []
+    for held in _folds(len(rows), n_folds):
+        fit = np.setdiff1d(np.arange(len(rows)), held)
+        x_mean, y_mean = rows[fit].mean(axis=0), positions[fit].mean()
+        x = rows[fit] - x_mean  # (n, D)
+        weights = _ridge_fit(x, positions[fit] - y_mean, ridge)  # (D,)
+        guess = (rows - x_mean) @ weights + y_mean  # (L,) every row's predicted position
+        train_err.append(np.abs(guess[fit] - positions[fit]).mean())
+        test_err.append(np.abs(guess[held] - positions[held]).mean())
+        base_err.append(np.abs(y_mean - positions[held]).mean())
+    return ProbeScore(float(np.mean(train_err)), float(np.mean(test_err)), float(np.mean(base_err)))
+
+
+def _unexplained(guess: NDArray[np.float64], target: NDArray[np.float64]) -> float:
+    """``sum |guess - target|^2 / sum |target - mean target|^2`` over rows ``(n, D)``."""
+    spread = np.sum((target - target.mean(axis=0)) ** 2)
+    return float(np.sum((guess - target) ** 2) / spread)
+
+
+def shift_probe(table: ArrayLike, shift: int, n_folds: int = 4, ridge: float = 0.0) -> ProbeScore:
+    """How well ONE linear map ``M`` takes row ``t`` to row ``t + shift``, for every ``t``.
+
+    Least squares ``M`` from rows ``t`` to rows ``t + shift`` (minimum norm; with ``ridge > 0``
+    penalised as in :func:`position_probe`), cross-validated on a fixed interleaved split of the
+    ``L - shift`` pairs as in :func:`position_probe`. The error
+    is the residual's share of the targets' variance, ``sum |t_hat - t|^2 / sum |t - mean|^2``
+    over a fold's rows (0: exact; 1: no better than the mean row). For a sinusoidal table it is
+    0 up to rounding: each sin/cos pair of a frequency is rotated by a fixed angle per position.
+
+    With ``n`` fitted pairs in ``D`` dimensions and ``n <= D``, least squares fits any rows
+    exactly, so the ``train`` error says nothing there; ``held_out`` is the one to read.
+
+    Raises:
+        ValueError: ``shift`` not in ``[1, L - 1]``, a table that is not 2-D, or too few rows.
+    """
+    rows = _rows(table)
+    ridge = _check_ridge(ridge)
+    shift = check_int("shift", shift)
+    if shift >= len(rows):
+        raise ValueError(f"shift must be in [1, {len(rows) - 1}] for this table, got {shift}")
+    sources, targets = rows[:-shift], rows[shift:]  # (L - shift, D) each
+    train_err, test_err, base_err = [], [], []
+    for held in _folds(len(sources), n_folds):
+        fit = np.setdiff1d(np.arange(len(sources)), held)
+        mapping = _ridge_fit(sources[fit], targets[fit], ridge)  # (D, D)
+        guess = sources @ mapping  # (L - shift, D)
+        centre = targets[fit].mean(axis=0)  # (D,)
+        train_err.append(_unexplained(guess[fit], targets[fit]))
+        test_err.append(_unexplained(guess[held], targets[held]))
+        base_err.append(_unexplained(np.broadcast_to(centre, targets[held].shape), targets[held]))
+    return ProbeScore(float(np.mean(train_err)), float(np.mean(test_err)), float(np.mean(base_err)))

@@ -1,0 +1,572 @@
+"""A one-head causal attention model that must use position: copy the token ``offset`` places back.
+
+The task: ids drawn uniformly at random, and at every position ``t >= offset`` the target is the id
+at ``t - offset``. Random ids say nothing about where they sit, so only the position rows can tell
+the head which key lies ``offset`` places back. The model, for ids ``(B, T)``::
+
+    x = wte[ids] + wpe[0:T]                       # (B, T, D)
+    q, k, v = x @ W_q, x @ W_k, x @ W_v           # (B, T, H) each
+    s = q @ k^T / sqrt(H), causal mask            # (B, T, T): query i, key j <= i
+    p = softmax(s) over j                         # (B, T, T)
+    logits = (p @ v) @ W_o + b                    # (B, T, V)
+
+No residual path and no MLP: the only way a prediction at ``t`` can see another token is the head.
+With ``x_i = tok_i + pos_i`` the score splits into four terms (:func:`score_terms`)::
+
+    s_ij = (tok_i W_q)(tok_j W_k)^T + (tok_i W_q)(pos_j W_k)^T
+         + (pos_i W_q)(tok_j W_k)^T + (pos_i W_q)(pos_j W_k)^T      (each / sqrt(H))
+
+The products use ``np.einsum`` (not ``@``), as in :mod:`gptembed.readout`, so a run gives the same
+bits whatever the BLAS thread count.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from ._checks import check_int
+from .embedding import INIT_STD, GPTStyleEmbedding
+from .optim import Adam, cross_entropy
+
+IGNORE = -1
+"""Target id of a position that has no target (the first ``offset`` positions); no loss there."""
+
+
+@dataclass(frozen=True)
+class AttentionConfig:
+    """Everything a training run depends on; equal configs give bit-identical runs.
+
+    Attributes:
+        vocab_size: ``V``, ids are drawn uniformly from ``[0, V)``.
+        seq_len: ``T``, the context length and the rows of the position table.
+        embed_dim: ``D``, the width of both tables.
+        head_dim: ``H``, the width of queries, keys and values.
+        offset: the target at position ``t`` is the id at ``t - offset``.
+        batch_size: ``B``, sequences per step (a fresh batch every step).
+        steps: optimizer steps.
+        learning_rate: Adam's step size.
+        use_positions: train the position table; if False it is frozen at zero.
+        seed: seeds the initial weights and the batches.
+    """
+
+    vocab_size: int = 16
+    seq_len: int = 32
+    embed_dim: int = 16
+    head_dim: int = 8
+    offset: int = 3
+    batch_size: int = 32
+    steps: int = 200
+    learning_rate: float = 0.02
+    use_positions: bool = True
+    seed: int = 0
+
+    def __post_init__(self) -> None:
+        for name in ("vocab_size", "seq_len", "embed_dim", "head_dim", "batch_size"):
+            check_int(name, getattr(self, name))
+        check_int("steps", self.steps, minimum=0)
+        check_int("seed", self.seed, minimum=0)
+        offset = check_int("offset", self.offset)
+        if offset >= self.seq_len:
+            raise ValueError(f"offset must be in [1, {self.seq_len - 1}], got {offset}")
+        lr = self.learning_rate
+        if (
+            isinstance(lr, bool)
+            or not isinstance(lr, numbers.Real)
+            or not math.isfinite(lr)
+            or lr <= 0
+        ):
+            raise ValueError(f"learning_rate must be a finite number > 0, got {lr!r}")
+
+
+def make_lookback(
+    n_sequences: int,
+    seq_len: int,
+    vocab_size: int,
+    offset: int,
+    seed: int | np.random.Generator = 0,
+) -> tuple[NDArray[np.intp], NDArray[np.intp]]:
+    """Random ids and their targets: ``targets[:, t] = inputs[:, t - offset]``, else :data:`IGNORE`.
+
+    Returns:
+        ``(inputs, targets)``, both ``(B, T)``; ``targets[:, :offset]`` is :data:`IGNORE`.
+
+    Raises:
+        TypeError, ValueError: a size that is not a positive integer, or ``offset >= seq_len``.
+    """
+    n_sequences = check_int("n_sequences", n_sequences)
+    seq_len = check_int("seq_len", seq_len)
+    vocab_size = check_int("vocab_size", vocab_size)
+    offset = check_int("offset", offset)
+    if offset >= seq_len:
+        raise ValueError(f"offset must be in [1, {seq_len - 1}], got {offset}")
+    rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
+    inputs = rng.integers(vocab_size, size=(n_sequences, seq_len)).astype(np.intp)
+    targets = np.full_like(inputs, IGNORE)
+    targets[:, offset:] = inputs[:, :-offset]
+    return inputs, targets
+
+
+def order_blind_floor(vocab_size: int, seq_len: int, offset: int) -> float:
+    """The lowest mean loss (nats) of a model that sees the query id and the *set* of earlier ids.
+
+    Such a model (one head reading token rows only, with no position rows, is one) cannot tell
+    which earlier id sits ``offset`` back. At query ``t`` the target is one of the ``t`` earlier
+    ids, exchangeable, so the best guess for id ``v`` is (its count among them) / ``t``. The
+    target's own count is ``1 + Binomial(t - 1, 1/V)``, giving the expected loss
+    ``E[ln t - ln(1 + Binomial(t - 1, 1/V))]``, averaged over ``t = offset .. T-1``.
+    """
+    vocab_size = check_int("vocab_size", vocab_size)
+    seq_len = check_int("seq_len", seq_len)
+    offset = check_int("offset", offset)
+    if offset >= seq_len:
+        raise ValueError(f"offset must be in [1, {seq_len - 1}], got {offset}")
+    p = 1.0 / vocab_size
+    losses = []
+    for t in range(offset, seq_len):
+        n = t - 1  # the other earlier ids, besides the target
+        counts = np.arange(n + 1)
+        log_pmf = np.array(
+            [math.lgamma(n + 1) - math.lgamma(c + 1) - math.lgamma(n - c + 1) for c in counts]
+        )
+        if p < 1.0:
+            log_pmf += counts * math.log(p) + (n - counts) * math.log1p(-p)
+        else:  # V == 1: every earlier id is the target
+            log_pmf = np.where(counts == n, 0.0, -np.inf)
+        losses.append(float(np.sum(np.exp(log_pmf) * (math.log(t) - np.log1p(counts)))))
+    return float(np.mean(losses))
+
+
+@dataclass
+class AttentionModel:
+    """The embedding layer, one causal attention head and a linear read-out to logits.
+
+    Attributes:
+        embedding: :class:`GPTStyleEmbedding` with ``(V, D)`` token and ``(T, D)`` position tables.
+        w_query, w_key, w_value: ``(D, H)`` projections.
+        w_out: ``(H, V)`` read-out of the head's output.
+        b_out: ``(V,)`` read-out bias.
+    """
+
+    embedding: GPTStyleEmbedding
+    w_query: NDArray[np.float64]
+    w_key: NDArray[np.float64]
+    w_value: NDArray[np.float64]
+    w_out: NDArray[np.float64]
+    b_out: NDArray[np.float64]
+
+    def parameters(self) -> dict[str, NDArray[np.floating]]:
+        """Every array by name; the optimizer updates them in place."""
+        return {
+            "token_embeddings": self.embedding.token_embeddings,
+            "position_embeddings": self.embedding.position_embeddings,
+            "w_query": self.w_query,
+            "w_key": self.w_key,
+            "w_value": self.w_value,
+            "w_out": self.w_out,
+            "b_out": self.b_out,
+        }
+
+    @property
+    def head_dim(self) -> int:
+        """``H``, the width of queries, keys and values."""
+        return self.w_query.shape[1]
+
+
+def init_model(config: AttentionConfig) -> AttentionModel:
+    """A fresh model: tables as in :class:`GPTStyleEmbedding`, projections from N(0, 0.02**2).
+
+    Nothing else depends on ``use_positions``, so runs with and without a position table start
+    from the same point; without positions the table is all zeros.
+    """
+    embedding = GPTStyleEmbedding(
+        config.vocab_size, config.seq_len, config.embed_dim, seed=config.seed, dtype=np.float64
+    )
+    if not config.use_positions:
+        embedding.position_embeddings[:] = 0.0
+    rng = np.random.default_rng([config.seed, 1])
+    dim, head = config.embed_dim, config.head_dim
+    w_query, w_key, w_value = (rng.standard_normal((dim, head)) * INIT_STD for _ in range(3))
+    w_out = rng.standard_normal((head, config.vocab_size)) * INIT_STD
+    return AttentionModel(embedding, w_query, w_key, w_value, w_out, np.zeros(config.vocab_size))
+
+
+@dataclass
+class Forward:
+    """What :func:`forward` computed, batch-first ``(B, T, ...)``; ``(T, ...)`` for ``(T,)`` ids.
+
+    Attributes:
+        x: ``(B, T, D)`` embedded inputs.
+        q, k, v: ``(B, T, H)`` queries, keys, values.
+        scores: ``(B, T, T)`` scaled scores before the mask.
+        allowed: ``(B, T, T)`` bool, where query ``i`` may attend to key ``j``.
+        probs: ``(B, T, T)`` attention weights; each allowed row sums to 1, other entries are 0.
+        out: ``(B, T, H)`` the head's output ``probs @ v``.
+        logits: ``(B, T, V)``.
+    """
+
+    x: NDArray[np.floating]
+    q: NDArray[np.float64]
+    k: NDArray[np.float64]
+    v: NDArray[np.float64]
+    scores: NDArray[np.float64]
+    allowed: NDArray[np.bool_]
+    probs: NDArray[np.float64]
+    out: NDArray[np.float64]
+    logits: NDArray[np.float64]
+
+
+def _allowed(seq_len: int, attention_mask: ArrayLike | None, batch: int) -> NDArray[np.bool_]:
+    """``(B, T, T)``: key ``j <= i``, and key ``j`` is a real token where a mask is given."""
+    causal = np.tril(np.ones((seq_len, seq_len), dtype=bool))  # (T, T)
+    allowed = np.broadcast_to(causal, (batch, seq_len, seq_len))
+    if attention_mask is None:
+        return allowed
+    mask = np.asarray(attention_mask)
+    if mask.shape != (batch, seq_len):
+        raise ValueError(
+            f"attention_mask must have the ids' shape {(batch, seq_len)}, got {mask.shape}"
+        )
+    if not np.isin(mask, (0, 1)).all():
+        raise ValueError("attention_mask must hold only 0 (padding) and 1 (a real token)")
+    return allowed & mask.astype(bool)[:, None, :]
+
+
+def _masked_softmax(scores: NDArray[np.float64], allowed: NDArray[np.bool_]) -> NDArray[np.float64]:
+    """Softmax over the last axis among allowed entries; a row with none allowed is all zeros."""
+    masked = np.where(allowed, scores, -np.inf)
+    top = masked.max(axis=-1, keepdims=True)
+    top = np.where(np.isfinite(top), top, 0.0)
+    weights = np.where(allowed, np.exp(masked - top), 0.0)
+    sums = weights.sum(axis=-1, keepdims=True)
+    return weights / np.where(sums > 0, sums, 1.0)
+
+
+def _project(
+    model: AttentionModel, x: NDArray[np.floating]
+) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
+    """Queries, keys and values ``(B, T, H)`` of embedded inputs ``(B, T, D)``."""
+    q = np.einsum("btd,dh->bth", x, model.w_query)
+    k = np.einsum("btd,dh->bth", x, model.w_key)
+    v = np.einsum("btd,dh->bth", x, model.w_value)
+    return q, k, v
+
+
+def _scores(
+    model: AttentionModel, q: NDArray[np.float64], k: NDArray[np.float64]
+) -> NDArray[np.float64]:
+    """``q k^T / sqrt(H)``: ``(B, Tq, Tk)`` for queries ``(B, Tq, H)`` and keys ``(B, Tk, H)``."""
+    return np.einsum("bih,bjh->bij", q, k) / math.sqrt(model.head_dim)
+
+
+def _read_out(
+    model: AttentionModel, probs: NDArray[np.float64], v: NDArray[np.float64]
+) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """The head's output ``probs @ v`` ``(B, Tq, H)`` and its logits ``(B, Tq, V)``."""
+    out = np.einsum("bij,bjh->bih", probs, v)
+    return out, np.einsum("bth,hv->btv", out, model.w_out) + model.b_out
+
+
+def forward(
+    model: AttentionModel,
+    token_ids: ArrayLike,
+    start_pos: int = 0,
+    *,
+    position_ids: ArrayLike | None = None,
+    attention_mask: ArrayLike | None = None,
+    scores: ArrayLike | None = None,
+) -> Forward:
+    """Run the model on ids ``(T,)`` or ``(B, T)``.
+
+    Args:
+        token_ids: ids in ``[0, V)``.
+        start_pos, position_ids: where the ids sit (see :meth:`GPTStyleEmbedding.forward`).
+        attention_mask: ``(B, T)`` of 1 (real token) and 0 (padding); padding keys get no weight.
+        scores: ``(B, T, T)`` scores to use instead of ``q k^T / sqrt(H)`` (for ablations, such as
+            one term of :func:`score_terms`); the causal mask still applies.
+
+    Returns:
+        A :class:`Forward`; for ``(T,)`` ids every array loses its batch axis.
+
+    Raises:
+        TypeError, ValueError: as :meth:`GPTStyleEmbedding.check_ids`, or a mask or scores of
+            the wrong shape.
+    """
+    ids = model.embedding.check_ids(token_ids, start_pos, position_ids=position_ids)
+    single = ids.ndim == 1
+    batch_ids = ids[None] if single else ids  # (B, T)
+    n_seq, seq_len = batch_ids.shape
+    mask = None if attention_mask is None else np.asarray(attention_mask)
+    if mask is not None and single:
+        mask = mask[None]
+    x = model.embedding.forward(batch_ids, start_pos, position_ids=position_ids)  # (B, T, D)
+    q, k, v = _project(model, x)  # (B, T, H) each
+    if scores is None:
+        s = _scores(model, q, k)  # (B, T, T)
+    else:
+        s = np.asarray(scores, dtype=np.float64)
+        s = s[None] if single and s.ndim == 2 else s
+        if s.shape != (n_seq, seq_len, seq_len):
+            raise ValueError(f"scores must have shape {(n_seq, seq_len, seq_len)}, got {s.shape}")
+    allowed = _allowed(seq_len, mask, n_seq)
+    probs = _masked_softmax(s, allowed)
+    out, logits = _read_out(model, probs, v)
+    result = Forward(x, q, k, v, s, allowed, probs, out, logits)
+    if single:
+        for name, value in vars(result).items():
+            setattr(result, name, value[0])
+    return result
+
+
+def _masked_loss(
+    logits: NDArray[np.float64], targets: ArrayLike
+) -> tuple[float, NDArray[np.float64]]:
+    """Cross-entropy over positions whose target is not :data:`IGNORE`, and its gradient."""
+    y = np.asarray(targets)
+    if y.shape != logits.shape[:-1]:
+        raise ValueError(f"targets must have the ids' shape {logits.shape[:-1]}, got {y.shape}")
+    scored = y != IGNORE
+    if not scored.any():
+        raise ValueError(f"every target is IGNORE ({IGNORE}): there is nothing to score")
+    loss, dscored = cross_entropy(logits[scored], y[scored])
+    dlogits = np.zeros_like(logits)
+    dlogits[scored] = dscored
+    return loss, dlogits
+
+
+def loss_and_grads(
+    model: AttentionModel, inputs: ArrayLike, targets: ArrayLike
+) -> tuple[float, dict[str, NDArray[np.float64]]]:
+    """Mean cross-entropy over the scored positions of ``(B, T)`` inputs, and every gradient.
+
+    Targets equal to :data:`IGNORE` are not scored.
+
+    Returns:
+        ``(loss, grads)``; ``grads`` has the keys and shapes of :meth:`AttentionModel.parameters`.
+    """
+    ids = model.embedding.check_ids(inputs)
+    if ids.ndim != 2:
+        raise ValueError(f"inputs must have shape (B, T), got {ids.shape}")
+    f = forward(model, ids)
+    loss, dlogits = _masked_loss(f.logits, targets)  # (B, T, V)
+    grad_out = np.einsum("bth,btv->hv", f.out, dlogits)
+    grad_b = dlogits.sum(axis=(0, 1))
+    dout = np.einsum("btv,hv->bth", dlogits, model.w_out)  # (B, T, H)
+    dprobs = np.einsum("bih,bjh->bij", dout, f.v)  # (B, T, T)
+    dv = np.einsum("bij,bih->bjh", f.probs, dout)  # (B, T, H)
+    # Softmax backward, row by row: ds = p * (dp - sum_j p dp); masked entries have p = 0.
+    dscores = f.probs * (dprobs - np.sum(f.probs * dprobs, axis=-1, keepdims=True))
+    dscores /= math.sqrt(model.head_dim)
+    dq = np.einsum("bij,bjh->bih", dscores, f.k)
+    dk = np.einsum("bij,bih->bjh", dscores, f.q)
+    dx = (
+        np.einsum("bth,dh->btd", dq, model.w_query)
+        + np.einsum("bth,dh->btd", dk, model.w_key)
+        + np.einsum("bth,dh->btd", dv, model.w_value)
+    )
+    grad_token, grad_position = model.embedding.backward(dx, ids)
+    grads = {
+        "token_embeddings": grad_token,
+        "position_embeddings": grad_position,
+        "w_query": np.einsum("btd,bth->dh", f.x, dq),
+        "w_key": np.einsum("btd,bth->dh", f.x, dk),
+        "w_value": np.einsum("btd,bth->dh", f.x, dv),
+        "w_out": grad_out,
+        "b_out": grad_b,
+    }
+    return loss, grads
+
+
+@dataclass
+class AttentionResult:
+    """What :func:`train` returns.
+
+    Attributes:
+        model: the trained model.
+        losses: ``(steps,)`` training loss (nats) of each step's batch, before its update.
+        initial_positions: ``(T, D)`` copy of the position table before training.
+        config: the configuration that produced the run.
+    """
+
+    model: AttentionModel
+    losses: NDArray[np.float64]
+    initial_positions: NDArray[np.floating]
+    config: AttentionConfig
+
+
+def train(config: AttentionConfig) -> AttentionResult:
+    """Train an :class:`AttentionModel` with Adam on fresh batches of :func:`make_lookback`.
+
+    Deterministic: the same ``config`` gives the same losses and weights on the same machine.
+    With ``use_positions=False`` the position table stays at zero throughout.
+    """
+    model = init_model(config)
+    initial = model.embedding.position_embeddings.copy()
+    data_rng = np.random.default_rng([config.seed, 2])
+    optimizer = Adam(config.learning_rate)
+    params = model.parameters()
+    losses = np.empty(config.steps)
+    for step in range(config.steps):
+        inputs, targets = make_lookback(
+            config.batch_size, config.seq_len, config.vocab_size, config.offset, data_rng
+        )
+        losses[step], grads = loss_and_grads(model, inputs, targets)
+        if not config.use_positions:
+            del grads["position_embeddings"]  # frozen at zero
+        optimizer.step(params, grads)
+    return AttentionResult(model, losses, initial, config)
+
+
+def evaluate(
+    model: AttentionModel,
+    inputs: ArrayLike,
+    targets: ArrayLike,
+    start_pos: int = 0,
+    *,
+    scores: ArrayLike | None = None,
+) -> tuple[float, float]:
+    """Mean cross-entropy (nats) and accuracy of the argmax over the scored positions.
+
+    ``start_pos`` and ``scores`` are passed to :func:`forward`; no update.
+    """
+    logits = forward(model, inputs, start_pos, scores=scores).logits
+    y = np.asarray(targets)
+    loss, _ = _masked_loss(logits, y)
+    scored = y != IGNORE
+    accuracy = float(np.mean(logits.argmax(axis=-1)[scored] == y[scored]))
+    return loss, accuracy
+
+
+@dataclass
+class ScoreTerms:
+    """The four terms of a head's scores, each ``(..., T, T)`` and scaled by ``1 / sqrt(H)``.
+
+    Query ``i`` is the row, key ``j`` the column; ``x_i = tok_i + pos_i``.
+
+    Attributes:
+        token_token: ``(tok_i W_q)(tok_j W_k)^T``.
+        token_position: ``(tok_i W_q)(pos_j W_k)^T``: the query's token meets the key's position.
+        position_token: ``(pos_i W_q)(tok_j W_k)^T``: the query's position meets the key's token.
+        position_position: ``(pos_i W_q)(pos_j W_k)^T``; the same for every sequence.
+    """
+
+    token_token: NDArray[np.float64]
+    token_position: NDArray[np.float64]
+    position_token: NDArray[np.float64]
+    position_position: NDArray[np.float64]
+
+    def as_dict(self) -> dict[str, NDArray[np.float64]]:
+        """The four terms by name, in the order above."""
+        return dict(vars(self))
+
+    def total(self) -> NDArray[np.float64]:
+        """Their sum: the head's scores (up to rounding)."""
+        return self.token_token + self.token_position + self.position_token + self.position_position
+
+
+def score_terms(
+    model: AttentionModel,
+    token_ids: ArrayLike,
+    start_pos: int = 0,
+    *,
+    position_ids: ArrayLike | None = None,
+) -> ScoreTerms:
+    """Split the scores of ids ``(T,)`` or ``(B, T)`` into :class:`ScoreTerms`.
+
+    Their sum equals ``forward(...).scores`` for the same arguments, up to rounding.
+    """
+    ids = model.embedding.check_ids(token_ids, start_pos, position_ids=position_ids)
+    seq_len = ids.shape[-1]
+    if position_ids is None:
+        rows = np.arange(start_pos, start_pos + seq_len)
+    else:
+        rows = np.asarray(position_ids, dtype=np.intp)
+    tok = model.embedding.token_embeddings[ids]  # (..., T, D)
+    pos = np.broadcast_to(model.embedding.position_embeddings[rows], tok.shape)  # (..., T, D)
+    scale = 1.0 / math.sqrt(model.head_dim)
+
+    def term(rows_q: NDArray[np.floating], rows_k: NDArray[np.floating]) -> NDArray[np.float64]:
+        q = np.einsum("...td,dh->...th", rows_q, model.w_query)
+        k = np.einsum("...td,dh->...th", rows_k, model.w_key)
+        return np.einsum("...ih,...jh->...ij", q, k) * scale
+
+    return ScoreTerms(term(tok, tok), term(tok, pos), term(pos, tok), term(pos, pos))
+
+
+def term_spread(terms: ScoreTerms) -> dict[str, float]:
+    """How much each term, and their total, varies across the keys a query may attend to.
+
+    Softmax ignores whatever is constant along a query's row, so what moves attention is a
+    term's spread across the keys ``j <= i``. For each term: the variance over ``j <= i``,
+    averaged over the queries ``i >= 1`` (and over the sequences of a batch).
+
+    Returns:
+        The four names of :meth:`ScoreTerms.as_dict` and ``"total"``, each a variance.
+    """
+    named = {**terms.as_dict(), "total": terms.total()}
+    seq_len = named["total"].shape[-1]
+    spread = {}
+    for name, term in named.items():
+        rows = [term[..., i, : i + 1].var(axis=-1).mean() for i in range(1, seq_len)]
+        spread[name] = float(np.mean(rows))
+    return spread
+
+
+@dataclass
+class KVCache:
+    """The keys and values ``(B, n, H)`` of the ``n`` tokens a sequence has seen so far."""
+
+    keys: NDArray[np.float64]
+    values: NDArray[np.float64]
+
+    @property
+    def length(self) -> int:
+        """``n``, the tokens already seen: the position the next token should get."""
+        return self.keys.shape[1]
+
+
+def decode(
+    model: AttentionModel,
+    token_ids: ArrayLike,
+    cache: KVCache | None = None,
+    start_pos: int | None = None,
+) -> tuple[NDArray[np.float64], KVCache]:
+    """Logits of new ids ``(B, n)`` that continue the cached ones, and the grown cache.
+
+    Only the new ids are embedded and projected; their queries meet the cached keys and their
+    own (causally). With the default ``start_pos`` (the cache's length) the logits equal those of
+    :func:`forward` on the whole sequence. Any other ``start_pos`` puts the new ids at the wrong
+    rows of the position table, as a continuation that forgets its offset does.
+
+    Returns:
+        ``(logits, cache)``: ``(B, n, V)`` logits and a new :class:`KVCache` of ``length + n``.
+
+    Raises:
+        TypeError, ValueError: as :meth:`GPTStyleEmbedding.check_ids` (so a continuation past the
+            last row of the position table is refused), ids that are not ``(B, n)``, or a cache
+            of another batch size.
+    """
+    past = 0 if cache is None else cache.length
+    start = past if start_pos is None else start_pos
+    ids = model.embedding.check_ids(token_ids, start)
+    if ids.ndim != 2:
+        raise ValueError(f"token_ids must have shape (B, n), got {ids.shape}")
+    if cache is not None and cache.keys.shape[0] != ids.shape[0]:
+        raise ValueError(
+            f"the cache holds {cache.keys.shape[0]} sequences, got ids for {ids.shape[0]}"
+        )
+    x = model.embedding.forward(ids, start)  # (B, n, D)
+    q, k, v = _project(model, x)  # (B, n, H) each
+    if cache is not None:
+        k = np.concatenate([cache.keys, k], axis=1)  # (B, past + n, H)
+        v = np.concatenate([cache.values, v], axis=1)
+    n_new = ids.shape[1]
+    allowed = np.tri(n_new, past + n_new, k=past, dtype=bool)  # new id r sees keys <= past + r
+    s = _scores(model, q, k)  # (B, n, past + n)
+    probs = _masked_softmax(s, np.broadcast_to(allowed, s.shape))
+    _, logits = _read_out(model, probs, v)
+    return logits, KVCache(k, v)

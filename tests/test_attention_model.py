@@ -1,0 +1,209 @@
+"""The one-head attention model: its task, gradients, determinism, score terms and KV cache."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from gptembed.attention_model import (
+    IGNORE,
+    AttentionConfig,
+    AttentionModel,
+    decode,
+    evaluate,
+    forward,
+    init_model,
+    loss_and_grads,
+    make_lookback,
+    order_blind_floor,
+    score_terms,
+    train,
+)
+from tests.gradcheck import numerical_grad
+
+TINY = AttentionConfig(vocab_size=5, seq_len=6, embed_dim=4, head_dim=3, offset=2, seed=3)
+
+
+def test_lookback_targets_are_the_ids_offset_places_back() -> None:
+    inputs, targets = make_lookback(4, 9, vocab_size=7, offset=3, seed=1)
+    assert inputs.shape == targets.shape == (4, 9)
+    assert (targets[:, :3] == IGNORE).all()
+    np.testing.assert_array_equal(targets[:, 3:], inputs[:, :-3])
+    assert inputs.min() >= 0 and inputs.max() < 7
+
+
+def test_lookback_refuses_an_offset_outside_the_sequence() -> None:
+    with pytest.raises(ValueError, match=r"offset must be in \[1, 4\], got 5"):
+        make_lookback(2, 5, vocab_size=3, offset=5)
+    with pytest.raises(ValueError, match=r"offset must be in \[1, 5\], got 6"):
+        AttentionConfig(seq_len=6, offset=6)
+
+
+def test_order_blind_floor_by_hand_and_by_simulation() -> None:
+    # V = 2, T = 3, offset 1: at t = 1 the one earlier id is the target (loss 0); at t = 2 the
+    # other earlier id matches the target with probability 1/2 (loss 0) else loss ln 2.
+    assert order_blind_floor(2, 3, 1) == pytest.approx(0.5 * (0.0 + 0.5 * math.log(2)))
+    # Against a simulation of the best order-blind guess: (count among earlier ids) / t.
+    rng = np.random.default_rng(0)
+    inputs, targets = make_lookback(20_000, 8, vocab_size=4, offset=2, seed=rng)
+    losses = []
+    for t in range(2, 8):
+        earlier = inputs[:, :t]
+        count = (earlier == targets[:, t : t + 1]).sum(axis=1)
+        losses.append(np.mean(np.log(t) - np.log(count)))
+    assert order_blind_floor(4, 8, 2) == pytest.approx(np.mean(losses), abs=0.01)
+
+
+def _perturbed(config: AttentionConfig) -> AttentionModel:
+    """A model moved away from its tiny initial weights, so every gradient is far from zero."""
+    model = init_model(config)
+    rng = np.random.default_rng(11)
+    for array in model.parameters().values():
+        array += rng.standard_normal(array.shape) * 0.7
+    return model
+
+
+@pytest.mark.parametrize("name", list(init_model(TINY).parameters()))
+def test_every_gradient_matches_finite_differences(name: str) -> None:
+    model = _perturbed(TINY)
+    inputs, targets = make_lookback(3, TINY.seq_len, TINY.vocab_size, TINY.offset, seed=5)
+    _, grads = loss_and_grads(model, inputs, targets)
+    numeric = numerical_grad(
+        lambda: loss_and_grads(model, inputs, targets)[0], model.parameters()[name]
+    )
+    assert np.abs(numeric).max() > 1e-3, "the check needs gradients that are not ~0"
+    np.testing.assert_allclose(grads[name], numeric, rtol=1e-5, atol=1e-8)
+
+
+def test_the_mask_is_causal_and_every_row_sums_to_one() -> None:
+    model = _perturbed(TINY)
+    ids = make_lookback(2, TINY.seq_len, TINY.vocab_size, TINY.offset, seed=2)[0]
+    f = forward(model, ids)
+    assert (np.triu(f.probs[0], k=1) == 0).all()
+    np.testing.assert_allclose(f.probs.sum(axis=-1), 1.0)
+    # A later id cannot change an earlier output.
+    changed = ids.copy()
+    changed[:, -1] = (changed[:, -1] + 1) % TINY.vocab_size
+    np.testing.assert_array_equal(forward(model, changed).logits[:, :-1], f.logits[:, :-1])
+
+
+def test_padding_keys_get_no_weight_and_all_padding_rows_are_zero() -> None:
+    model = _perturbed(TINY)
+    ids = np.array([[0, 0, 1, 2, 3, 4]])
+    mask = np.array([[0, 0, 1, 1, 1, 1]])
+    f = forward(model, ids, attention_mask=mask)
+    assert (f.probs[0, :, :2] == 0).all()
+    assert (f.probs[0, :2] == 0).all()  # a padding query sees only padding: no weight at all
+    np.testing.assert_allclose(f.probs[0, 2:].sum(axis=-1), 1.0)
+    with pytest.raises(ValueError, match=r"attention_mask must have the ids' shape \(1, 6\)"):
+        forward(model, ids, attention_mask=mask[:, 1:])
+    with pytest.raises(ValueError, match="only 0"):
+        forward(model, ids, attention_mask=mask * 2)
+
+
+def test_a_single_sequence_gives_the_batch_row() -> None:
+    model = _perturbed(TINY)
+    ids = make_lookback(2, TINY.seq_len, TINY.vocab_size, TINY.offset, seed=4)[0]
+    single = forward(model, ids[1])
+    batch = forward(model, ids)
+    assert single.logits.shape == (TINY.seq_len, TINY.vocab_size)
+    np.testing.assert_allclose(single.logits, batch.logits[1], rtol=1e-12)
+    np.testing.assert_allclose(single.probs, batch.probs[1], rtol=1e-12)
+
+
+def test_four_terms_sum_to_the_scores() -> None:
+    model = _perturbed(TINY)
+    ids = make_lookback(3, 4, TINY.vocab_size, 1, seed=6)[0]
+    for start in (0, 2):
+        terms = score_terms(model, ids, start_pos=start)
+        f = forward(model, ids, start_pos=start)
+        np.testing.assert_allclose(terms.total(), f.scores, rtol=1e-12, atol=1e-12)
+        assert list(terms.as_dict()) == [
+            "token_token",
+            "token_position",
+            "position_token",
+            "position_position",
+        ]
+        # The position-position term does not depend on the ids; the others do.
+        pp = terms.position_position
+        np.testing.assert_array_equal(pp[0], pp[1])
+        assert not np.allclose(terms.token_token[0], terms.token_token[1])
+    single = score_terms(model, ids[0])
+    np.testing.assert_allclose(single.total(), forward(model, ids[0]).scores, rtol=1e-12)
+
+
+def test_replacing_the_scores_changes_only_the_attention() -> None:
+    model = _perturbed(TINY)
+    ids = make_lookback(2, TINY.seq_len, TINY.vocab_size, TINY.offset, seed=7)[0]
+    f = forward(model, ids)
+    same = forward(model, ids, scores=f.scores)
+    np.testing.assert_array_equal(same.logits, f.logits)
+    flat = forward(model, ids, scores=np.zeros_like(f.scores))
+    rows = np.arange(1, TINY.seq_len + 1)[:, None]
+    np.testing.assert_allclose(flat.probs[0], np.tril(np.ones((6, 6))) / rows)
+    with pytest.raises(ValueError, match=r"scores must have shape \(2, 6, 6\)"):
+        forward(model, ids, scores=f.scores[:, 1:])
+
+
+def test_training_is_deterministic_and_learns_the_lookback() -> None:
+    config = AttentionConfig(steps=150)
+    first, second = train(config), train(config)
+    np.testing.assert_array_equal(first.losses, second.losses)
+    for name, array in first.model.parameters().items():
+        np.testing.assert_array_equal(array, second.model.parameters()[name], err_msg=name)
+    inputs, targets = make_lookback(256, 32, 16, 3, seed=99)
+    loss, accuracy = evaluate(first.model, inputs, targets)
+    assert loss < 0.5 * math.log(16) and accuracy > 0.8
+
+
+def test_without_positions_the_model_cannot_beat_the_order_blind_floor() -> None:
+    config = AttentionConfig(steps=150, use_positions=False)
+    run = train(config)
+    assert (run.model.embedding.position_embeddings == 0).all()
+    inputs, targets = make_lookback(512, 32, 16, 3, seed=99)
+    loss, _ = evaluate(run.model, inputs, targets)
+    assert loss > order_blind_floor(16, 32, 3) - 0.05
+
+
+def test_config_refuses_bad_values() -> None:
+    with pytest.raises(ValueError, match="learning_rate"):
+        AttentionConfig(learning_rate=0.0)
+    with pytest.raises(TypeError, match="head_dim must be an integer"):
+        AttentionConfig(head_dim=2.5)  # type: ignore[arg-type]
+    model = init_model(TINY)
+    with pytest.raises(ValueError, match="every target is IGNORE"):
+        loss_and_grads(model, np.zeros((1, 6), dtype=int), np.full((1, 6), IGNORE))
+
+
+def test_position_ids_give_what_start_pos_gives() -> None:
+    model = _perturbed(TINY)
+    ids = make_lookback(2, 4, TINY.vocab_size, 1, seed=8)[0]
+    by_start = forward(model, ids, start_pos=2)
+    by_ids = forward(model, ids, position_ids=np.arange(2, 6))
+    np.testing.assert_array_equal(by_ids.logits, by_start.logits)
+    terms = score_terms(model, ids, position_ids=np.tile(np.arange(2, 6), (2, 1)))
+    np.testing.assert_allclose(terms.total(), by_start.scores, rtol=1e-12, atol=1e-12)
+
+
+def test_a_kv_cache_continuation_gives_the_full_forward_pass() -> None:
+    model = _perturbed(TINY)
+    ids = make_lookback(2, TINY.seq_len, TINY.vocab_size, TINY.offset, seed=9)[0]
+    full = forward(model, ids).logits
+    first, cache = decode(model, ids[:, :2])
+    steps = [first]
+    for t in range(2, TINY.seq_len):
+        logits, cache = decode(model, ids[:, t : t + 1], cache)
+        steps.append(logits)
+    assert cache.length == TINY.seq_len
+    np.testing.assert_allclose(np.concatenate(steps, axis=1), full, rtol=1e-12, atol=1e-12)
+    # Forgetting the offset: the new ids read rows 0, 1, ... and the answer changes.
+    _, prompt = decode(model, ids[:, :3])
+    forgot, _ = decode(model, ids[:, 3:5], prompt, start_pos=0)
+    assert not np.allclose(forgot, full[:, 3:5])
+    # The table has no row past the last: a full cache cannot take one more id.
+    with pytest.raises(ValueError, match=r"sequence length 1 at start_pos 6 exceeds max_seq_len 6"):
+        decode(model, ids[:, :1], cache)
+    with pytest.raises(ValueError, match="the cache holds 2 sequences, got ids for 1"):
+        decode(model, ids[:1, :1], prompt)

@@ -1,0 +1,34 @@
+"""Scoring a stream through a sliding window, as nanoGPT's generate reads one."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from gptembed.optim import cross_entropy
+from gptembed.windows import sliding_window_losses
+
+
+def test_each_step_sees_the_last_window_ids_from_position_zero() -> None:
+    seen: list[list[int]] = []
+
+    def next_logits(ids: np.ndarray) -> np.ndarray:
+        seen.append(ids[0].tolist())
+        logits = np.zeros((*ids.shape, 4))
+        logits[..., 0] = ids.shape[1]  # depends on the context length only
+        return logits
+
+    inputs = np.array([[3, 1, 2, 0, 1]])
+    targets = np.array([[-1, 0, 1, 2, 3]])
+    losses = sliding_window_losses(next_logits, inputs, targets, window=3)
+    assert seen == [[3, 1], [3, 1, 2], [1, 2, 0], [2, 0, 1]]  # step 0 has no target
+    assert np.isnan(losses[0])
+    expected = cross_entropy(np.array([[2.0, 0, 0, 0]]), np.array([0]))[0]
+    assert losses[1] == pytest.approx(expected)
+
+
+def test_window_losses_refuse_mismatched_shapes() -> None:
+    with pytest.raises(ValueError, match=r"one shape, got \(1, 3\) and \(1, 2\)"):
+        sliding_window_losses(lambda ids: ids, np.zeros((1, 3)), np.zeros((1, 2)), 2)
+    with pytest.raises(ValueError, match="window must be an integer >= 1, got 0"):
+        sliding_window_losses(lambda ids: ids, np.zeros((1, 3)), np.zeros((1, 3)), 0)

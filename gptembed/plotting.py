@@ -23,12 +23,14 @@ try:
     from matplotlib.colors import Normalize
     from matplotlib.figure import Figure
     from matplotlib.patches import Rectangle
+    from matplotlib.patheffects import withStroke
 except ImportError as err:  # pragma: no cover - exercised in a subprocess by the tests
     raise ImportError(
         "gptembed.plotting draws with matplotlib, which is not installed: install the plot "
         'extra with pip install "gptembed[plot]"'
     ) from err
 
+from ._checks import check_int
 from .attention_cost import attention_scores_bytes
 from .models import (
     MODELS,
@@ -71,6 +73,14 @@ PALETTE = {
 
 DIVERGING_CMAP = "RdBu_r"
 """Colour map for signed values (embeddings): blue negative, red positive, white zero."""
+
+BOUNDARY_STYLE: dict[str, Any] = {
+    "color": "#333333",
+    "lw": 0.8,
+    "path_effects": [withStroke(linewidth=2.0, foreground="white")],
+}
+"""Record boundaries on a :data:`DIVERGING_CMAP` heatmap: a thin dark-grey line in a white halo,
+so it stands out on white (zero), deep red and deep blue alike."""
 
 
 def _show_returned_figures_in_ipython() -> None:
@@ -279,7 +289,8 @@ def plot_attention_memory(
         n_heads, n_layers: the model's heads per layer and layers.
         measured: sequence length -> measured peak bytes of one head (in-place softmax).
         measured_naive: the same for the naive softmax.
-        memory_lines: label -> bytes, drawn as dotted horizontal lines (accelerator memory).
+        memory_lines: label -> bytes, drawn as dotted horizontal lines (accelerator memory),
+            each labelled at its own height.
         bytes_per_element: 4 for fp32, 2 for fp16.
         ax: axes to draw on; by default a new :data:`MEMORY_FIGSIZE` figure.
 
@@ -326,8 +337,21 @@ def plot_attention_memory(
                 linewidth=1,
                 label="accelerator memory" if i == 0 else None,
             )
-        names = " \u00b7 ".join(memory_lines)
-        ax.text(lengths[0], max(memory_lines.values()) / gib * 1.3, names, fontsize=8)
+        # Each name sits on its own line, in a white box that interrupts it. Lines a small
+        # factor apart are too close for two labels one above the other, so neighbours (by
+        # size) alternate between two columns near the left edge, where the formula lines
+        # run far below any accelerator's memory.
+        by_size = sorted(memory_lines.items(), key=lambda item: item[1])
+        for i, (name, size) in enumerate(by_size):
+            ax.text(
+                0.02 + 0.2 * (i % 2),
+                size / gib,
+                name,
+                transform=ax.get_yaxis_transform(),  # x in axes fraction, y in data
+                va="center",
+                fontsize=8,
+                bbox={"boxstyle": "square,pad=0.15", "facecolor": "white", "edgecolor": "none"},
+            )
     ax.set_xscale("log", base=2)
     ax.set_yscale("log")
     ticks = [n for n in _LENGTH_TICKS if lengths[0] <= n <= lengths[-1]]
@@ -359,7 +383,8 @@ def plot_loss_curves(
     styles = ["-", "-.", ":", (0, (6, 2, 1, 2))]  # told apart by dash as well as colour
     for (label, losses), colour, style in zip(curves.items(), colours, styles, strict=False):
         values = np.asarray(losses, dtype=float)
-        ax.plot(np.arange(1, len(values) + 1), values, style, color=colour, lw=2, label=label)
+        steps = np.arange(1, len(values) + 1)
+        ax.plot(steps, values, linestyle=style, color=colour, lw=2, label=label)
         if floors is not None and label in floors:
             ax.axhline(floors[label], color=colour, ls="--", lw=1.2)
             ax.annotate(
@@ -389,7 +414,8 @@ def plot_position_similarity(
 
     Args:
         tables: title -> ``(L, D)`` position table; one panel each, left to right.
-        period: if given, thin lines mark every ``period``-th position (record boundaries).
+        period: if given, the ticks sit at multiples of ``period`` (the first position of each
+            record) and a line in :data:`BOUNDARY_STYLE` marks each record boundary.
         axes: one axes per table to draw on; by default a new figure of one
             :data:`SIMILARITY_PANEL_SIZE` panel per table plus :data:`COLORBAR_WIDTH`.
 
@@ -401,6 +427,8 @@ def plot_position_similarity(
     """
     if not tables:
         raise ValueError("tables must hold at least one table, got none")
+    if period is not None:
+        period = check_int("period", period)
     width, height = SIMILARITY_PANEL_SIZE
     figsize = (width * len(tables) + COLORBAR_WIDTH, height)
     fig, panels = figure_and_panels(axes, len(tables), figsize)
@@ -416,9 +444,12 @@ def plot_position_similarity(
             interpolation="nearest",
         )
         if period is not None:
-            for edge in range(period, length, period):
-                ax.axhline(edge - 0.5, color=PALETTE["black"], lw=0.4, alpha=0.5)
-                ax.axvline(edge - 0.5, color=PALETTE["black"], lw=0.4, alpha=0.5)
+            starts = range(0, length, period)
+            ax.set_xticks(starts)
+            ax.set_yticks(starts)
+            for edge in starts[1:]:
+                for draw_line in (ax.axhline, ax.axvline):
+                    draw_line(edge - 0.5, **BOUNDARY_STYLE)
         ax.set_title(title)
         ax.set_xlabel("position")
         ax.set_ylabel("position")

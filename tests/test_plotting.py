@@ -31,6 +31,7 @@ from gptembed import (
 from gptembed.plotting import (
     ADDITION_FIGSIZE,
     ASYMMETRY_FIGSIZE,
+    BOUNDARY_STYLE,
     COLORBAR_WIDTH,
     DIVERGING_CMAP,
     FIGSIZE,
@@ -203,7 +204,10 @@ def test_attention_memory_lines_points_and_scales() -> None:
     assert "measured: one head, naive softmax" in by_label
     dotted = [line for line in ax.get_lines() if line.get_linestyle() == ":"]
     np.testing.assert_allclose([line.get_ydata()[0] for line in dotted], [16, 80])
-    assert any("small 16 GB" in t.get_text() for t in ax.texts)
+    labels = {t.get_text(): t for t in ax.texts}
+    for name, size in gpus.items():  # each name on its own line, not one text for all
+        assert labels[name].get_position()[1] == pytest.approx(size / 2**30)
+        assert labels[name].get_transform() == ax.get_yaxis_transform()
     assert [t.get_text() for t in ax.get_xticklabels()][:3] == ["256", "512", "1K"]
 
 
@@ -239,6 +243,15 @@ def test_loss_curves_draw_one_line_per_run_and_the_floors() -> None:
     assert "floor 1.850" in [text.get_text() for text in ax.texts]
 
 
+def test_loss_curves_tell_four_runs_apart_by_dash() -> None:
+    curves = {name: np.linspace(3.0, 2.0 + i / 10, 20) for i, name in enumerate("abcd")}
+    fig = plot_loss_curves(curves)
+    lines = fig.axes[0].get_lines()
+    assert [line.get_label() for line in lines] == list("abcd")
+    assert len({str(line.get_linestyle()) for line in lines}) == 4
+    assert len({line.get_color() for line in lines}) == 4
+
+
 def test_loss_curves_use_given_axes() -> None:
     fig, ax = new_figure()
     assert plot_loss_curves({"run": [2.0, 1.0]}, ax=ax) is fig
@@ -255,7 +268,15 @@ def test_position_similarity_draws_one_heatmap_per_table() -> None:
     assert data.shape == (12, 12)
     np.testing.assert_allclose(np.diag(data), 1.0)
     assert heatmaps[0].images[0].get_clim() == (-1.0, 1.0)
-    assert len(heatmaps[0].get_lines()) == 2 * 3  # boundaries at 3, 6, 9 on both axes
+    boundaries = heatmaps[0].get_lines()
+    assert len(boundaries) == 2 * 3  # boundaries at 3, 6, 9 on both axes
+    assert sorted(line.get_ydata()[0] for line in boundaries[::2]) == [2.5, 5.5, 8.5]
+    for line in boundaries:  # full opacity, dark, in a halo: visible on any colour of the map
+        assert line.get_alpha() is None
+        assert line.get_color() == BOUNDARY_STYLE["color"]
+        assert line.get_path_effects()
+    for axis in (heatmaps[0].xaxis, heatmaps[0].yaxis):
+        np.testing.assert_array_equal(axis.get_ticklocs(), [0, 3, 6, 9])
     width, height = SIMILARITY_PANEL_SIZE
     _assert_fixed_opaque(fig, (2 * width + COLORBAR_WIDTH, height))
     assert len(fig.axes) == 3  # two heatmaps and the colour bar
@@ -268,6 +289,8 @@ def test_position_similarity_checks_the_axes() -> None:
     with pytest.raises(ValueError, match=r"tables must hold at least one table, got none"):
         plot_position_similarity({})
     assert plot_position_similarity({"a": np.eye(3)}, axes=[ax]) is fig
+    with pytest.raises(ValueError, match=r"period must be .*, got 0"):
+        plot_position_similarity({"a": np.eye(3)}, period=0)
 
 
 # --- the idiom: no pyplot, shown once in Jupyter, a clear error without matplotlib ---

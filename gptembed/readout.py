@@ -162,13 +162,26 @@ class TrainResult:
     config: TrainConfig
 
 
-def train(config: TrainConfig) -> TrainResult:
+def train(config: TrainConfig, model: ReadoutModel | None = None) -> TrainResult:
     """Train a :class:`ReadoutModel` with Adam on fresh batches of records.
 
-    Deterministic: the same ``config`` gives the same losses and tables on the same machine.
-    With ``use_positions=False`` the position table stays at zero throughout.
+    Args:
+        config: the run; its ``seq_len`` and ``embed_dim`` must match ``model``'s tables.
+        model: where training starts; by default :func:`init_model` of ``config``. A given model
+            is copied first, so it is left as it was (tables shared with other layers stay
+            intact); training continues from its values with a fresh Adam, on the batches of
+            ``config.seed``. ``train(config, init_model(config))`` equals ``train(config)`` bit
+            for bit.
+
+    Deterministic: the same ``config`` and start give the same losses and tables on the same
+    machine. With ``use_positions=False`` the position table is not updated (all zeros for a
+    fresh model).
+
+    Raises:
+        ValueError: ``model``'s arrays do not have the shapes ``config`` gives (``seq_len``
+            position rows, ``embed_dim`` wide, the records' alphabet as vocabulary).
     """
-    model = init_model(config)
+    model = init_model(config) if model is None else _copy_for(config, model)
     initial = model.embedding.position_embeddings.copy()
     data_rng = np.random.default_rng([config.seed, 2])
     optimizer = Adam(config.learning_rate)
@@ -184,9 +197,27 @@ def train(config: TrainConfig) -> TrainResult:
         )
         losses[step], grads = loss_and_grads(model, inputs, targets)
         if not config.use_positions:
-            del grads["position_embeddings"]  # frozen at zero
+            del grads["position_embeddings"]  # frozen
         optimizer.step(params, grads)
     return TrainResult(model, losses, initial, config)
+
+
+def _copy_for(config: TrainConfig, model: ReadoutModel) -> ReadoutModel:
+    """A copy of ``model`` to train under ``config``, after checking that its sizes fit."""
+    layer = model.embedding
+    shapes = (layer.token_embeddings.shape, layer.position_embeddings.shape)
+    shapes += (model.weight.shape, model.bias.shape)
+    dim = config.embed_dim
+    wanted = ((VOCAB_SIZE, dim), (config.seq_len, dim), (dim, VOCAB_SIZE), (VOCAB_SIZE,))
+    if shapes != wanted:
+        raise ValueError(
+            f"model's token table, position table, weight and bias have shapes {shapes}; "
+            f"config needs {wanted}"
+        )
+    tables = GPTStyleEmbedding.from_tables(
+        layer.token_embeddings.copy(), layer.position_embeddings.copy()
+    )
+    return ReadoutModel(tables, model.weight.copy(), model.bias.copy())
 
 
 def evaluate(model: ReadoutModel, inputs: ArrayLike, targets: ArrayLike) -> float:

@@ -90,3 +90,42 @@ def test_sequences_longer_than_the_model_are_refused() -> None:
     model = init_model(TrainConfig(seq_len=4))
     with pytest.raises(ValueError, match=r"sequence length 5 at start_pos 0 exceeds max_seq_len 4"):
         loss_and_grads(model, np.zeros((1, 5), dtype=int), np.zeros((1, 5), dtype=int))
+
+
+def test_training_from_a_fresh_model_equals_training_from_scratch() -> None:
+    config = TrainConfig(steps=30, seed=3)
+    scratch = train(config)
+    resumed = train(config, init_model(config))
+    np.testing.assert_array_equal(resumed.losses, scratch.losses)
+    np.testing.assert_array_equal(resumed.initial_positions, scratch.initial_positions)
+    for name, array in scratch.model.parameters().items():
+        np.testing.assert_array_equal(resumed.model.parameters()[name], array, err_msg=name)
+
+
+def test_training_continues_from_a_model_and_leaves_it_untouched() -> None:
+    first = train(TrainConfig(steps=20))
+    before = {name: array.copy() for name, array in first.model.parameters().items()}
+    more = train(TrainConfig(steps=20, seed=1), first.model)
+    for name, array in first.model.parameters().items():  # the start was copied, not trained
+        np.testing.assert_array_equal(array, before[name], err_msg=name)
+        assert not np.shares_memory(array, more.model.parameters()[name])
+    np.testing.assert_array_equal(more.initial_positions, before["position_embeddings"])
+    # It picks up where the first run stopped: its first loss is the first run's level, far
+    # below a fresh model's, and 20 more steps go on lowering it.
+    assert more.losses[0] < first.losses[0] - 0.5
+    assert more.losses[-5:].mean() < first.losses[-5:].mean()
+
+
+def test_continued_training_freezes_the_given_position_table_without_positions() -> None:
+    start = train(TrainConfig(steps=10)).model
+    result = train(TrainConfig(steps=5, use_positions=False), start)
+    np.testing.assert_array_equal(
+        result.model.embedding.position_embeddings, start.embedding.position_embeddings
+    )
+    assert not np.array_equal(result.model.weight, start.weight)
+
+
+def test_continuing_needs_a_model_of_the_config_sizes() -> None:
+    model = init_model(TrainConfig(seq_len=30))
+    with pytest.raises(ValueError, match=r"position table.*\(30, 16\).*config needs.*\(60, 16\)"):
+        train(TrainConfig(seq_len=60), model)

@@ -205,8 +205,8 @@ def train(config: TrainConfig, model: ReadoutModel | None = None) -> TrainResult
 def _copy_for(config: TrainConfig, model: ReadoutModel) -> ReadoutModel:
     """A copy of ``model`` to train under ``config``, after checking that its sizes fit."""
     layer = model.embedding
-    shapes = (layer.token_embeddings.shape, layer.position_embeddings.shape)
-    shapes += (model.weight.shape, model.bias.shape)
+    tables = (layer.token_embeddings, layer.position_embeddings, model.weight, model.bias)
+    shapes = tuple(array.shape for array in tables)
     dim = config.embed_dim
     wanted = ((VOCAB_SIZE, dim), (config.seq_len, dim), (dim, VOCAB_SIZE), (VOCAB_SIZE,))
     if shapes != wanted:
@@ -214,10 +214,8 @@ def _copy_for(config: TrainConfig, model: ReadoutModel) -> ReadoutModel:
             f"model's token table, position table, weight and bias have shapes {shapes}; "
             f"config needs {wanted}"
         )
-    tables = GPTStyleEmbedding.from_tables(
-        layer.token_embeddings.copy(), layer.position_embeddings.copy()
-    )
-    return ReadoutModel(tables, model.weight.copy(), model.bias.copy())
+    token, position, weight, bias = (array.copy() for array in tables)
+    return ReadoutModel(GPTStyleEmbedding.from_tables(token, position), weight, bias)
 
 
 def evaluate(model: ReadoutModel, inputs: ArrayLike, targets: ArrayLike) -> float:

@@ -100,18 +100,28 @@ def config_embedding_counts(config: ModelConfig) -> ParameterCounts:
     return embedding_parameter_counts(config.vocab_size, config.max_seq_len, config.embed_dim)
 
 
-def gpt_parameter_count(vocab_size: int, max_seq_len: int, embed_dim: int, n_layers: int) -> int:
+def gpt_parameter_count(
+    vocab_size: int,
+    max_seq_len: int,
+    embed_dim: int,
+    n_layers: int,
+    attention_width: int | None = None,
+) -> int:
     """All parameters of a GPT-2-architecture model with these sizes (output head tied to wte).
 
-    Per block, with ``d = embed_dim``: two LayerNorms (``4d``), the fused QKV projection
-    (``3d^2 + 3d``), the attention output projection (``d^2 + d``) and the 4x MLP
-    (``8d^2 + 5d``), so ``12d^2 + 13d``; then a final LayerNorm (``2d``) and the two embedding
-    tables. The head count does not enter: the heads split the width, they do not add to it.
-    GPT-3 uses the same blocks (with alternating sparse attention, which adds no parameters), so
-    its totals land within 1% of the paper's rounded sizes.
+    Per block, with ``d = embed_dim`` and ``a = attention_width`` (the heads' widths added up;
+    ``d`` unless given): two LayerNorms (``4d``), the fused QKV projection, ``d x 3a`` weights
+    and ``3a`` biases, the attention output projection, ``a x d`` weights and ``d`` biases, and
+    the 4x MLP (``8d^2 + 5d``); so ``4ad + 3a + 8d^2 + 10d``, which is ``12d^2 + 13d`` when
+    ``a = d``. Then a final LayerNorm (``2d``) and the two embedding tables. The head count does
+    not enter: the heads split the attention width, they do not add to it. GPT-3 uses the same
+    blocks (with alternating sparse attention, which adds no parameters), so its totals land
+    within 1% of the paper's rounded sizes.
 
     >>> gpt_parameter_count(50_257, 1_024, 768, 12)  # GPT-2 small
     124439808
+    >>> gpt_parameter_count(50_257, 2_048, 2_048, 24, attention_width=3_072)  # 24 heads of 128
+    1517123584
 
     Raises:
         TypeError, ValueError: a size is not a positive integer.
@@ -119,7 +129,8 @@ def gpt_parameter_count(vocab_size: int, max_seq_len: int, embed_dim: int, n_lay
     n_layers = check_int("n_layers", n_layers)
     tables = embedding_parameter_counts(vocab_size, max_seq_len, embed_dim).total
     d = int(embed_dim)  # checked just above, by embedding_parameter_counts
-    per_block = 12 * d * d + 13 * d
+    a = d if attention_width is None else check_int("attention_width", attention_width)
+    per_block = 4 * a * d + 3 * a + 8 * d * d + 10 * d
     return n_layers * per_block + 2 * d + tables
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import math
 
 import numpy as np
 import pytest
@@ -103,9 +104,41 @@ def test_gpt3_xl_reading_fits_the_stated_size_and_the_other_does_not() -> None:
     d, inner, layers = cfg.embed_dim, 24 * 128, cfg.n_layers
     embeddings = config_embedding_counts(cfg).total
     ours = transformer_parameter_count(cfg)
-    wide = layers * (4 * d * inner + 8 * d * d) + embeddings  # QKV and output at 3072 wide
+    wide = gpt_parameter_count(cfg.vocab_size, cfg.max_seq_len, d, layers, attention_width=inner)
+    # Only the QKV (d x 3a, 3a biases) and output (a x d) weights grow with the width.
+    assert wide - ours == layers * (4 * d + 3) * (inner - d)
     assert round(ours / 1e9, 1) == 1.3
     assert round(wide / 1e9, 1) == 1.5
+    assert embeddings < ours
+
+
+def _count_by_shapes(vocab: int, ctx: int, d: int, layers: int, a: int) -> int:
+    """Every array of a GPT-2 block listed by shape (nanoGPT's names), then counted."""
+    block = [
+        (d,), (d,),  # ln_1 weight and bias
+        (d, 3 * a), (3 * a,),  # c_attn: queries, keys, values
+        (a, d), (d,),  # attention c_proj
+        (d,), (d,),  # ln_2
+        (d, 4 * d), (4 * d,),  # mlp c_fc
+        (4 * d, d), (d,),  # mlp c_proj
+    ]  # fmt: skip
+    model = [(vocab, d), (ctx, d)] + block * layers + [(d,), (d,)]  # wte, wpe, ..., ln_f
+    return sum(math.prod(shape) for shape in model)
+
+
+@pytest.mark.parametrize(("d", "a"), [(8, 8), (8, 12), (12, 4), (768, 768), (2048, 3072)])
+def test_parameter_count_with_an_attention_width_counts_every_array(d: int, a: int) -> None:
+    expected = _count_by_shapes(50, 16, d, 3, a)
+    assert gpt_parameter_count(50, 16, d, 3, attention_width=a) == expected
+    assert gpt_parameter_count(50, 16, d, 3, attention_width=np.int64(a)) == expected
+    if a == d:
+        assert gpt_parameter_count(50, 16, d, 3) == expected
+
+
+@pytest.mark.parametrize("bad", [0, -1, 1.5, True])
+def test_parameter_count_refuses_a_bad_attention_width(bad: object) -> None:
+    with pytest.raises((TypeError, ValueError), match="attention_width must be an integer >= 1"):
+        gpt_parameter_count(10, 10, 8, 2, attention_width=bad)  # type: ignore[arg-type]
 
 
 def test_gpt3_13b_count_cannot_choose_between_5120_and_5140() -> None:

@@ -31,7 +31,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from ._checks import check_int
 from .embedding import INIT_STD, GPTStyleEmbedding
-from .optim import Adam, cross_entropy
+from .optim import cross_entropy, fit
 
 IGNORE = -1
 """Target id of a position that has no target (the first ``offset`` positions); no loss there."""
@@ -407,17 +407,15 @@ def train(config: AttentionConfig) -> AttentionResult:
     model = init_model(config)
     initial = model.embedding.position_embeddings.copy()
     data_rng = np.random.default_rng([config.seed, 2])
-    optimizer = Adam(config.learning_rate)
-    params = model.parameters()
-    losses = np.empty(config.steps)
-    for step in range(config.steps):
-        inputs, targets = make_lookback(
-            config.batch_size, config.seq_len, config.vocab_size, config.offset, data_rng
-        )
-        losses[step], grads = loss_and_grads(model, inputs, targets)
-        if not config.use_positions:
-            del grads["position_embeddings"]  # frozen at zero
-        optimizer.step(params, grads)
+    size, length, vocab = config.batch_size, config.seq_len, config.vocab_size
+    losses = fit(
+        model.parameters(),
+        lambda inputs, targets: loss_and_grads(model, inputs, targets),
+        lambda: make_lookback(size, length, vocab, config.offset, data_rng),
+        config.steps,
+        config.learning_rate,
+        frozen=() if config.use_positions else ("position_embeddings",),
+    )
     return AttentionResult(model, losses, initial, config)
 
 

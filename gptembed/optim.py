@@ -1,8 +1,8 @@
-"""Learning machinery shared by the book's models: cross-entropy with its gradient, and Adam."""
+"""Learning machinery shared by the book's models: cross-entropy, Adam and the training loop."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -73,3 +73,38 @@ class Adam:
             m_hat = m / (1 - self.beta1**self.t)
             v_hat = v / (1 - self.beta2**self.t)
             params[name] -= self.learning_rate * m_hat / (np.sqrt(v_hat) + self.eps)
+
+
+Batch = tuple[NDArray[np.intp], NDArray[np.intp]]
+"""``(inputs, targets)``, two ``(B, T)`` arrays of ids."""
+
+
+def fit(
+    params: dict[str, NDArray[np.floating]],
+    loss_and_grads: Callable[[NDArray[np.intp], NDArray[np.intp]], tuple[float, dict]],
+    next_batch: Callable[[], Batch],
+    steps: int,
+    learning_rate: float,
+    frozen: Collection[str] = (),
+) -> NDArray[np.float64]:
+    """Train ``params`` in place with a fresh :class:`Adam`, one new batch a step.
+
+    Args:
+        params: the model's arrays by name, updated in place.
+        loss_and_grads: ``(inputs, targets) -> (loss, grads)``, ``grads`` keyed like ``params``.
+        next_batch: draws the next ``(inputs, targets)``.
+        steps: optimizer steps.
+        learning_rate: Adam's step size.
+        frozen: names of arrays that are never updated.
+
+    Returns:
+        ``(steps,)`` losses (nats), each of its step's batch before the update.
+    """
+    optimizer = Adam(learning_rate)
+    losses = np.empty(steps)
+    for step in range(steps):
+        losses[step], grads = loss_and_grads(*next_batch())
+        for name in frozen:
+            del grads[name]
+        optimizer.step(params, grads)
+    return losses

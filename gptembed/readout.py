@@ -25,7 +25,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from ._checks import check_int
 from .embedding import INIT_STD, GPTStyleEmbedding
-from .optim import Adam, cross_entropy
+from .optim import cross_entropy, fit
 from .records import VOCAB_SIZE, check_record_format, make_records
 
 
@@ -184,21 +184,15 @@ def train(config: TrainConfig, model: ReadoutModel | None = None) -> TrainResult
     model = init_model(config) if model is None else _copy_for(config, model)
     initial = model.embedding.position_embeddings.copy()
     data_rng = np.random.default_rng([config.seed, 2])
-    optimizer = Adam(config.learning_rate)
-    params = model.parameters()
-    losses = np.empty(config.steps)
-    for step in range(config.steps):
-        inputs, targets = make_records(
-            config.batch_size,
-            config.seq_len,
-            config.record_format,
-            data_rng,
-            config.random_offset,
-        )
-        losses[step], grads = loss_and_grads(model, inputs, targets)
-        if not config.use_positions:
-            del grads["position_embeddings"]  # frozen
-        optimizer.step(params, grads)
+    fmt, offset = config.record_format, config.random_offset
+    losses = fit(
+        model.parameters(),
+        lambda inputs, targets: loss_and_grads(model, inputs, targets),
+        lambda: make_records(config.batch_size, config.seq_len, fmt, data_rng, offset),
+        config.steps,
+        config.learning_rate,
+        frozen=() if config.use_positions else ("position_embeddings",),
+    )
     return TrainResult(model, losses, initial, config)
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from gptembed.optim import Adam, cross_entropy
+from gptembed.optim import Adam, cross_entropy, fit
 from tests.gradcheck import numerical_grad
 
 
@@ -66,3 +66,35 @@ def test_adam_first_step_moves_each_weight_by_the_learning_rate() -> None:
     Adam(learning_rate=0.1).step(params, {"w": np.array([0.5, -4.0, 0.0])})
     np.testing.assert_allclose(params["w"], [0.9, -1.9, 3.0], rtol=1e-6)
     np.testing.assert_array_equal(params["frozen"], 0.0)
+
+
+def test_fit_is_the_adam_loop_and_never_touches_a_frozen_array() -> None:
+    """fit gives the losses and weights of the loop written out, and leaves frozen arrays alone."""
+    rng = np.random.default_rng(0)
+    start = {"w": rng.standard_normal((3, 4)), "b": rng.standard_normal(4)}
+    batches = [(rng.integers(3, size=(2, 5)), rng.integers(4, size=(2, 5))) for _ in range(6)]
+
+    def loss_and_grads(params):
+        def fn(inputs, targets):
+            loss, dlogits = cross_entropy(params["w"][inputs] + params["b"], targets)
+            grad_w = np.zeros_like(params["w"])
+            np.add.at(grad_w, inputs, dlogits)
+            return loss, {"w": grad_w, "b": dlogits.sum(axis=(0, 1))}
+
+        return fn
+
+    by_hand = {name: array.copy() for name, array in start.items()}
+    optimizer, expected = Adam(0.1), []
+    for inputs, targets in batches:
+        loss, grads = loss_and_grads(by_hand)(inputs, targets)
+        del grads["b"]
+        optimizer.step(by_hand, grads)
+        expected.append(loss)
+
+    params = {name: array.copy() for name, array in start.items()}
+    stream = iter(batches)
+    losses = fit(params, loss_and_grads(params), lambda: next(stream), 6, 0.1, frozen=("b",))
+    np.testing.assert_array_equal(losses, expected)
+    np.testing.assert_array_equal(params["w"], by_hand["w"])
+    np.testing.assert_array_equal(params["b"], start["b"])
+    assert not np.array_equal(params["w"], start["w"])

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import numbers
 
 import numpy as np
@@ -22,6 +23,22 @@ def check_int(name: str, value: object, *, minimum: int = 1) -> int:
     if value < minimum:
         raise ValueError(f"{name} must be an integer >= {minimum}, got {value}")
     return int(value)
+
+
+def check_positive_float(name: str, value: object) -> float:
+    """Return ``value`` as a ``float`` if it is a finite real number ``> 0`` (not a bool).
+
+    Raises:
+        ValueError: anything else, naming the value.
+    """
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, numbers.Real)
+        or not math.isfinite(value)
+        or value <= 0
+    ):
+        raise ValueError(f"{name} must be a finite number > 0, got {value!r}")
+    return float(value)
 
 
 def check_float_dtype(dtype: DTypeLike) -> np.dtype:

@@ -23,7 +23,6 @@ bits whatever the BLAS thread count.
 from __future__ import annotations
 
 import math
-import numbers
 from dataclasses import dataclass
 
 import numpy as np
@@ -31,15 +30,15 @@ from numpy.typing import ArrayLike, NDArray
 
 from ._checks import check_int
 from .embedding import INIT_STD, GPTStyleEmbedding
-from .optim import cross_entropy, fit
+from .optim import RunConfig, TrainResult, cross_entropy, fit, named_arrays
 
 IGNORE = -1
 """Target id of a position that has no target (the first ``offset`` positions); no loss there."""
 
 
 @dataclass(frozen=True)
-class AttentionConfig:
-    """Everything a training run depends on; equal configs give bit-identical runs.
+class AttentionConfig(RunConfig):
+    """A lookback run: the data and sizes, plus :class:`~gptembed.optim.RunConfig`'s schedule.
 
     Attributes:
         vocab_size: ``V``, ids are drawn uniformly from ``[0, V)``.
@@ -47,11 +46,7 @@ class AttentionConfig:
         embed_dim: ``D``, the width of both tables.
         head_dim: ``H``, the width of queries, keys and values.
         offset: the target at position ``t`` is the id at ``t - offset``.
-        batch_size: ``B``, sequences per step (a fresh batch every step).
-        steps: optimizer steps.
-        learning_rate: Adam's step size.
-        use_positions: train the position table; if False it is frozen at zero.
-        seed: seeds the initial weights and the batches.
+        steps: optimizer steps (200 here: the head needs longer than the read-out).
     """
 
     vocab_size: int = 16
@@ -59,28 +54,15 @@ class AttentionConfig:
     embed_dim: int = 16
     head_dim: int = 8
     offset: int = 3
-    batch_size: int = 32
     steps: int = 200
-    learning_rate: float = 0.02
-    use_positions: bool = True
-    seed: int = 0
 
     def __post_init__(self) -> None:
-        for name in ("vocab_size", "seq_len", "embed_dim", "head_dim", "batch_size"):
+        super().__post_init__()
+        for name in ("vocab_size", "seq_len", "embed_dim", "head_dim"):
             check_int(name, getattr(self, name))
-        check_int("steps", self.steps, minimum=0)
-        check_int("seed", self.seed, minimum=0)
         offset = check_int("offset", self.offset)
         if offset >= self.seq_len:
             raise ValueError(f"offset must be in [1, {self.seq_len - 1}], got {offset}")
-        lr = self.learning_rate
-        if (
-            isinstance(lr, bool)
-            or not isinstance(lr, numbers.Real)
-            or not math.isfinite(lr)
-            or lr <= 0
-        ):
-            raise ValueError(f"learning_rate must be a finite number > 0, got {lr!r}")
 
 
 def make_lookback(
@@ -160,16 +142,8 @@ class AttentionModel:
     b_out: NDArray[np.float64]
 
     def parameters(self) -> dict[str, NDArray[np.floating]]:
-        """Every array by name; the optimizer updates them in place."""
-        return {
-            "token_embeddings": self.embedding.token_embeddings,
-            "position_embeddings": self.embedding.position_embeddings,
-            "w_query": self.w_query,
-            "w_key": self.w_key,
-            "w_value": self.w_value,
-            "w_out": self.w_out,
-            "b_out": self.b_out,
-        }
+        """Every array by name (the two tables first); the optimizer updates them in place."""
+        return named_arrays(self)
 
     @property
     def head_dim(self) -> int:
@@ -381,24 +355,7 @@ def loss_and_grads(
     return loss, grads
 
 
-@dataclass
-class AttentionResult:
-    """What :func:`train` returns.
-
-    Attributes:
-        model: the trained model.
-        losses: ``(steps,)`` training loss (nats) of each step's batch, before its update.
-        initial_positions: ``(T, D)`` copy of the position table before training.
-        config: the configuration that produced the run.
-    """
-
-    model: AttentionModel
-    losses: NDArray[np.float64]
-    initial_positions: NDArray[np.floating]
-    config: AttentionConfig
-
-
-def train(config: AttentionConfig) -> AttentionResult:
+def train(config: AttentionConfig) -> TrainResult[AttentionModel, AttentionConfig]:
     """Train an :class:`AttentionModel` with Adam on fresh batches of :func:`make_lookback`.
 
     Deterministic: the same ``config`` gives the same losses and weights on the same machine.
@@ -416,7 +373,7 @@ def train(config: AttentionConfig) -> AttentionResult:
         config.learning_rate,
         frozen=() if config.use_positions else ("position_embeddings",),
     )
-    return AttentionResult(model, losses, initial, config)
+    return TrainResult(model, losses, initial, config)
 
 
 def evaluate(

@@ -194,6 +194,16 @@ class GPTStyleEmbedding:
         """The dtype of the tables and of ``forward``'s output."""
         return self.token_embeddings.dtype
 
+    def parameters(self) -> dict[str, NDArray[np.floating]]:
+        """Both tables by name (``token_embeddings``, ``position_embeddings``), not copies.
+
+        A model's ``parameters()`` starts from these, so an optimizer updates them in place.
+        """
+        return {
+            "token_embeddings": self.token_embeddings,
+            "position_embeddings": self.position_embeddings,
+        }
+
     def parameter_counts(self) -> ParameterCounts:
         """Exact parameter counts: ``V*D`` token, ``L*D`` position, and their total."""
         return embedding_parameter_counts(self.vocab_size, self.max_seq_len, self.embed_dim)

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Collection, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
+from typing import Any, Generic, TypeVar
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from ._checks import check_in_range, check_integer_array
+from ._checks import check_in_range, check_int, check_integer_array, check_positive_float
 
 
 def cross_entropy(logits: ArrayLike, targets: ArrayLike) -> tuple[float, NDArray[np.float64]]:
@@ -73,6 +74,65 @@ class Adam:
             m_hat = m / (1 - self.beta1**self.t)
             v_hat = v / (1 - self.beta2**self.t)
             params[name] -= self.learning_rate * m_hat / (np.sqrt(v_hat) + self.eps)
+
+
+@dataclass(frozen=True)
+class RunConfig:
+    """What every toy model's training run shares; equal configs give bit-identical runs.
+
+    Attributes:
+        batch_size: ``B``, sequences per step (a fresh batch every step).
+        steps: optimizer steps.
+        learning_rate: Adam's step size.
+        use_positions: train the position table; if False it is frozen at zero.
+        seed: seeds the initial weights and the batches.
+    """
+
+    batch_size: int = 32
+    steps: int = 150
+    learning_rate: float = 0.02
+    use_positions: bool = True
+    seed: int = 0
+
+    def __post_init__(self) -> None:
+        check_int("batch_size", self.batch_size)
+        check_int("steps", self.steps, minimum=0)
+        check_int("seed", self.seed, minimum=0)
+        check_positive_float("learning_rate", self.learning_rate)
+
+
+def named_arrays(model: Any) -> dict[str, NDArray[np.floating]]:
+    """A dataclass model's arrays by name, not copies: its ``embedding``'s tables, then its own.
+
+    ``model`` is a dataclass whose ``embedding`` field is a :class:`GPTStyleEmbedding` and whose
+    other fields are arrays; an optimizer given this dict updates the model in place.
+    """
+    arrays = dict(model.embedding.parameters())
+    for f in fields(model):
+        if f.name != "embedding":
+            arrays[f.name] = getattr(model, f.name)
+    return arrays
+
+
+Model = TypeVar("Model")
+Config = TypeVar("Config")
+
+
+@dataclass
+class TrainResult(Generic[Model, Config]):
+    """What a toy model's ``train`` returns.
+
+    Attributes:
+        model: the trained model.
+        losses: ``(steps,)`` training loss (nats) of each step's batch, before its update.
+        initial_positions: ``(T, D)`` copy of the position table before training.
+        config: the configuration that produced the run.
+    """
+
+    model: Model
+    losses: NDArray[np.float64]
+    initial_positions: NDArray[np.floating]
+    config: Config
 
 
 Batch = tuple[NDArray[np.intp], NDArray[np.intp]]

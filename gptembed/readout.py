@@ -16,8 +16,6 @@ bits whatever the thread count.
 
 from __future__ import annotations
 
-import math
-import numbers
 from dataclasses import dataclass
 
 import numpy as np
@@ -25,50 +23,31 @@ from numpy.typing import ArrayLike, NDArray
 
 from ._checks import check_int
 from .embedding import INIT_STD, GPTStyleEmbedding
-from .optim import cross_entropy, fit
+from .optim import RunConfig, TrainResult, cross_entropy, fit, named_arrays
 from .records import VOCAB_SIZE, check_record_format, make_records
 
 
 @dataclass(frozen=True)
-class TrainConfig:
-    """Everything a training run depends on; equal configs give bit-identical runs.
+class TrainConfig(RunConfig):
+    """A read-out run: the data and sizes, plus :class:`~gptembed.optim.RunConfig`'s schedule.
 
     Attributes:
         record_format: the record layout (see :func:`make_records`).
         seq_len: ``T``, the context length and the rows of the position table.
         embed_dim: ``D``, the width of both tables and the read-out's input.
-        batch_size: ``B``, sequences per step (a fresh batch every step).
-        steps: optimizer steps.
-        learning_rate: Adam's step size.
-        use_positions: train the position table; if False it is frozen at zero.
         random_offset: start sequences anywhere inside a record (see :func:`make_records`).
-        seed: seeds the initial tables, the read-out and the batches.
     """
 
     record_format: str = "AA-99;"
     seq_len: int = 30
     embed_dim: int = 16
-    batch_size: int = 32
-    steps: int = 150
-    learning_rate: float = 0.02
-    use_positions: bool = True
     random_offset: bool = False
-    seed: int = 0
 
     def __post_init__(self) -> None:
+        super().__post_init__()
         check_record_format(self.record_format)
-        for name in ("seq_len", "embed_dim", "batch_size"):
-            check_int(name, getattr(self, name))
-        check_int("steps", self.steps, minimum=0)
-        check_int("seed", self.seed, minimum=0)
-        lr = self.learning_rate
-        if (
-            isinstance(lr, bool)
-            or not isinstance(lr, numbers.Real)
-            or not math.isfinite(lr)
-            or lr <= 0
-        ):
-            raise ValueError(f"learning_rate must be a finite number > 0, got {lr!r}")
+        check_int("seq_len", self.seq_len)
+        check_int("embed_dim", self.embed_dim)
 
 
 @dataclass
@@ -86,13 +65,8 @@ class ReadoutModel:
     bias: NDArray[np.float64]
 
     def parameters(self) -> dict[str, NDArray[np.floating]]:
-        """The four arrays by name; the optimizer updates them in place."""
-        return {
-            "token_embeddings": self.embedding.token_embeddings,
-            "position_embeddings": self.embedding.position_embeddings,
-            "weight": self.weight,
-            "bias": self.bias,
-        }
+        """Every array by name (the two tables first); the optimizer updates them in place."""
+        return named_arrays(self)
 
     def readout(self, x: NDArray[np.floating]) -> NDArray[np.float64]:
         """Logits ``(..., V)`` of embedded inputs ``(..., D)``: ``x @ weight + bias``."""
@@ -145,24 +119,9 @@ def loss_and_grads(
     return loss, grads
 
 
-@dataclass
-class TrainResult:
-    """What :func:`train` returns.
-
-    Attributes:
-        model: the trained model.
-        losses: ``(steps,)`` training loss (nats) of each step's batch, before its update.
-        initial_positions: ``(T, D)`` copy of the position table before training.
-        config: the configuration that produced the run.
-    """
-
-    model: ReadoutModel
-    losses: NDArray[np.float64]
-    initial_positions: NDArray[np.floating]
-    config: TrainConfig
-
-
-def train(config: TrainConfig, model: ReadoutModel | None = None) -> TrainResult:
+def train(
+    config: TrainConfig, model: ReadoutModel | None = None
+) -> TrainResult[ReadoutModel, TrainConfig]:
     """Train a :class:`ReadoutModel` with Adam on fresh batches of records.
 
     Args:

@@ -155,6 +155,14 @@ def test_parameter_counts(layer: GPTStyleEmbedding) -> None:
     assert all(type(n) is int for n in (counts.token, counts.position, counts.total))
 
 
+def test_parameters_are_the_tables_themselves(layer: GPTStyleEmbedding) -> None:
+    params = layer.parameters()
+    assert list(params) == ["token_embeddings", "position_embeddings"]
+    assert params["token_embeddings"] is layer.token_embeddings
+    assert params["position_embeddings"] is layer.position_embeddings
+    assert sum(a.size for a in params.values()) == layer.parameter_counts().total
+
+
 # --- bad input: the exception type and a message that names the value and the valid range ---
 
 

@@ -19,3 +19,11 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo) -> Gener
         reason = report.longrepr[2] if isinstance(report.longrepr, tuple) else report.longrepr
         report.outcome = "failed"
         report.longrepr = f"skipped, but GPTEMBED_NO_SKIP=1 requires it to run: {reason}"
+
+
+def pytest_collectreport(report: pytest.CollectReport) -> None:
+    """With GPTEMBED_NO_SKIP=1, a whole module skipped at import (importorskip) fails too."""
+    if NO_SKIP and report.skipped:
+        reason = report.longrepr[2] if isinstance(report.longrepr, tuple) else report.longrepr
+        report.outcome = "failed"
+        report.longrepr = f"skipped, but GPTEMBED_NO_SKIP=1 requires it to run: {reason}"

@@ -251,3 +251,35 @@ def test_glue_formatting_matches_myst_nb() -> None:
     assert format_glued("7.0", "d") == "7"
     assert format_glued("'a string'", "") == "a string"
     assert format_glued("array([1, 2])", "") == "array([1, 2])"
+
+
+def test_dot_directories_are_not_read(tmp_path: Path) -> None:
+    """A venv or a stray note in a dot-directory of the clone is no page of the book.
+
+    Sphinx reads every source file it discovers that `exclude_patterns` (from `_config.yml`,
+    through Jupyter Book) does not exclude; a second venv such as `.venv-lower` once made the
+    strict build read its site-packages, and a `.hidden/a.md` failed it. This asks Sphinx's own
+    discovery, with the book's real configuration, what it would read in such a clone.
+    """
+    from jupyter_book.config import get_final_config
+    from sphinx.project import Project
+
+    for name in ("_config.yml", "_toc.yml"):
+        (tmp_path / name).write_text((ROOT / name).read_text(encoding="utf8"), encoding="utf8")
+    strays = [
+        ".hidden/a.md",
+        ".venv-x/lib/python3.10/site-packages/pkg/README.md",
+        ".venv-x/lib/python3.10/site-packages/pkg/docs/index.rst",
+        "book/.ipynb_checkpoints/intro-checkpoint.md",
+    ]
+    for relative in [*strays, "book/intro.md"]:
+        (tmp_path / relative).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / relative).write_text("# A page\n", encoding="utf8")
+    config, _ = get_final_config(
+        user_yaml=tmp_path / "_config.yml",
+        cli_config={"latex_individualpages": False},
+        sourcedir=tmp_path,
+    )
+    project = Project(tmp_path, {".md": "markdown", ".rst": "restructuredtext", ".ipynb": "nb"})
+    found = project.discover(exclude_paths=config["exclude_patterns"])
+    assert found == {"book/intro"}, f"Sphinx would read {sorted(found - {'book/intro'})}"

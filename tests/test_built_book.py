@@ -18,6 +18,7 @@ from book_site import (
     require_build,
     source_of,
     tags_of,
+    title_of,
     toc_docnames,
 )
 
@@ -283,3 +284,12 @@ def test_dot_directories_are_not_read(tmp_path: Path) -> None:
     project = Project(tmp_path, {".md": "markdown", ".rst": "restructuredtext", ".ipynb": "nb"})
     found = project.discover(exclude_paths=config["exclude_patterns"])
     assert found == {"book/intro"}, f"Sphinx would read {sorted(found - {'book/intro'})}"
+
+
+def test_search_index_holds_every_page() -> None:
+    """The book's offline search index (searchindex.js) lists every page under its title."""
+    text = (BUILD / "searchindex.js").read_text(encoding="utf8")
+    index = json.loads(text[text.index("(") + 1 : text.rindex(")")])
+    titles = dict(zip(index["docnames"], index["titles"], strict=True))
+    wrong = {name: titles.get(name) for name in PAGES if titles.get(name) != title_of(name)}
+    assert not wrong, f"pages missing from the search index, or under another title: {wrong}"

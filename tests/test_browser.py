@@ -280,9 +280,10 @@ def _switch_to_dark(page: Page) -> str:
         button.click()
     theme = page.evaluate("document.documentElement.dataset.theme")
     assert theme == "dark", f"the theme button left the page {theme!r}"
-    # The pointer leaves the button, as a reader's would: its tooltip, shown only while the
-    # pointer rests on the button, is no part of the page that the dark checks look at.
+    # The pointer and the focus leave the button, as a reader's would: its tooltip, shown only
+    # while the button is hovered or focused, is no part of the page that the dark checks see.
     page.mouse.move(0, 0)
+    page.evaluate("document.activeElement && document.activeElement.blur()")
     page.locator(".tooltip").first.wait_for(state="detached", timeout=5_000)
     page.evaluate(SETTLE_JS)
     return theme
@@ -556,7 +557,7 @@ def test_search_finds_a_chapter(context: BrowserContext, site: str) -> None:
     try:
         page.goto(f"{site}{PAGES[0]}.html", wait_until="load")
         page.locator("button.search-button__button:visible").first.click()
-        box = page.locator("#pst-search-dialog input[name='q']")
+        box = page.locator("input[name='q']:visible").first
         box.fill(title_of(docname))
         with page.expect_navigation(wait_until="load"):
             box.press("Enter")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Generator
 
 import pytest
@@ -25,3 +26,32 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo) -> Gener
         reason = report.longrepr[2] if isinstance(report.longrepr, tuple) else report.longrepr
         report.outcome = "failed"
         report.longrepr = f"skipped, but GPTEMBED_NO_SKIP=1 requires it to run: {reason}"
+
+
+def pytest_collectreport(report: pytest.CollectReport) -> None:
+    """With GPTEMBED_NO_SKIP=1, a whole module skipped at import (importorskip) fails too."""
+    if NO_SKIP and report.skipped:
+        reason = report.longrepr[2] if isinstance(report.longrepr, tuple) else report.longrepr
+        report.outcome = "failed"
+        report.longrepr = f"skipped, but GPTEMBED_NO_SKIP=1 requires it to run: {reason}"
+
+
+BROWSER_PAGE = re.compile(r"^tests/test_browser\.py::\w+\[(?P<page>.+?)(?:-(?:light|dark))?\]$")
+"""A browser test of one page: its parameter id is the page's docname, perhaps with a theme."""
+
+
+def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object | None:
+    """With `--dist loadfile` (./dev test), each file's tests stay on one worker, as usual (a
+    notebook's cells run in order on one kernel), except the browser tests: those of one page
+    form a group of their own (they share one visit), so the pages spread over both workers."""
+    if config.getvalue("dist") != "loadfile":
+        return None
+    from xdist.scheduler import LoadFileScheduling
+
+    class FilesAndPages(LoadFileScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            scope = super()._split_scope(nodeid)
+            page = BROWSER_PAGE.match(nodeid)
+            return f"{scope}::{page['page']}" if page else scope
+
+    return FilesAndPages(config, log)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import json
 from html.parser import HTMLParser
 from pathlib import Path
 
@@ -48,6 +49,17 @@ def source_of(docname: str) -> Path:
         if path.is_file():
             return path
     raise FileNotFoundError(f"_toc.yml lists {docname!r} but no {docname}.ipynb or .md exists")
+
+
+def title_of(docname: str) -> str:
+    """The page's title: the first `# ` heading of its source (markdown cells of a notebook)."""
+    path = source_of(docname)
+    if path.suffix == ".ipynb":
+        cells = json.loads(path.read_text(encoding="utf8"))["cells"]
+        text = "\n".join("".join(c["source"]) for c in cells if c["cell_type"] == "markdown")
+    else:
+        text = path.read_text(encoding="utf8")
+    return next(line[2:].strip() for line in text.splitlines() if line.startswith("# "))
 
 
 def built_page(docname: str) -> Path:

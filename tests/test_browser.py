@@ -1,8 +1,11 @@
-"""The built book in a real browser: Playwright drives Debian's Chromium over a local server.
+"""The built book in a real browser: Playwright drives Chromium over a local server.
 
 Nothing is built here: the tests serve `_build/html` (run `./dev book` first) from
-127.0.0.1 on a free port and visit every page `_toc.yml` lists. Screenshots of every page,
-light and dark, land in `_build/screenshots/` for a person to look at.
+127.0.0.1 on a free port and visit every page `_toc.yml` lists, once each: every check of a
+page reads what that visit recorded, and fails alone. axe-core checks every page in the light
+and the dark theme; screenshots of both land in `_build/screenshots/` for a person to look at.
+The browser is Debian's Chromium at /usr/bin/chromium, or with GPTEMBED_BROWSER=playwright
+Playwright's own (`python -m playwright install chromium`).
 """
 
 from __future__ import annotations
@@ -18,7 +21,15 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote, urlsplit
 
 import pytest
-from book_site import BUILD, SCREENSHOTS, anchors_of, require_build, toc_docnames
+from book_site import (
+    BUILD,
+    SCREENSHOTS,
+    anchors_of,
+    require_build,
+    source_of,
+    title_of,
+    toc_docnames,
+)
 
 if TYPE_CHECKING:
     from playwright.sync_api import (
@@ -95,19 +106,45 @@ def site() -> Iterator[str]:
         thread.join(timeout=5)
 
 
+BROWSER = os.environ.get("GPTEMBED_BROWSER", "debian")
+"""Which Chromium: `debian` (default, /usr/bin/chromium) or `playwright` (Playwright's own)."""
+
+
+def _launch(playwright: Any) -> Browser:
+    """Start the Chromium that GPTEMBED_BROWSER names (skips, or fails in CI, without one)."""
+    if BROWSER == "debian":
+        if not os.access(CHROMIUM, os.X_OK):
+            pytest.skip(
+                f"no Chromium at {CHROMIUM}: install Debian's with `apt-get install chromium` "
+                "(or set GPTEMBED_BROWSER=playwright to use Playwright's own)"
+            )
+        return playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+    if BROWSER == "playwright":
+        # Playwright's own builds: `playwright install chromium` puts the browser and, for
+        # headless runs like these, its headless shell in Playwright's cache folder.
+        from playwright.sync_api import Error as PlaywrightError
+
+        try:
+            return playwright.chromium.launch(args=CHROMIUM_ARGS)
+        except PlaywrightError as error:
+            pytest.fail(
+                "GPTEMBED_BROWSER=playwright, but Playwright's own Chromium did not start. "
+                "Install it with `.venv/bin/python -m playwright install chromium` (it downloads "
+                "the browser from Playwright's servers; add --with-deps on a machine that lacks "
+                f"its system libraries). Playwright said:\n{error.message}",
+                pytrace=False,
+            )
+    pytest.fail(f"GPTEMBED_BROWSER={BROWSER!r}: use 'debian' or 'playwright'", pytrace=False)
+
+
 @pytest.fixture(scope="session")
 def browser() -> Iterator[Browser]:
-    """One headless Chromium for the whole session (skips, or fails in CI, without one)."""
-    if not os.access(CHROMIUM, os.X_OK):
-        pytest.skip(
-            f"no Chromium at {CHROMIUM}: install Debian's with `apt-get install chromium` "
-            "(these tests never download a browser)"
-        )
+    """One headless Chromium for the whole session."""
     sync_api = pytest.importorskip(
         "playwright.sync_api", reason='Playwright missing: pip install -e ".[test]"'
     )
     with sync_api.sync_playwright() as playwright:
-        chromium = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        chromium = _launch(playwright)
         yield chromium
         chromium.close()
 
@@ -124,21 +161,39 @@ def context(browser: Browser) -> Iterator[BrowserContext]:
 
 @dataclass
 class Visit:
-    """What one visit showed, in the light theme and then the dark one."""
+    """What one visit to a page showed, step by step, in the light theme and then the dark one.
+
+    Each step's result or failure is kept apart, and each has its own test: a failed screenshot
+    fails the screenshot test alone, not every check of the page.
+    """
 
     url: str
     status: int | None = None
     errors: list[str] = field(default_factory=list)
     requests: list[str] = field(default_factory=list)
     failed_responses: list[str] = field(default_factory=list)
-    images: list[dict[str, Any]] = field(default_factory=list)
-    math: dict[str, int] = field(default_factory=dict)
-    links: list[str] = field(default_factory=list)
-    sidebar: list[str] = field(default_factory=list)
-    dark_background: list[int] = field(default_factory=list)
-    dark_corners: list[dict[str, Any]] = field(default_factory=list)
-    sidebar_click: str = ""
+    results: dict[str, Any] = field(default_factory=dict)
+    failures: dict[str, str] = field(default_factory=dict)
     recording: bool = True
+
+    def step(self, name: str, action: Callable[[], Any], after: str | None = None) -> None:
+        """Run ``action`` and keep its result under ``name``, or keep why it failed.
+
+        ``after`` names a step this one needs (the dark checks need the switch to dark).
+        """
+        if after is not None and after not in self.results:
+            self.failures[name] = f"not run, as {after!r} failed: {self.failures.get(after)}"
+            return
+        try:
+            self.results[name] = action()
+        except Exception as error:  # reported by the step's own test, not by the visit
+            self.failures[name] = f"{type(error).__name__}: {error}"
+
+    def result(self, name: str) -> Any:
+        """The result of step ``name``; fails the calling test (only) if that step failed."""
+        if name in self.failures:
+            pytest.fail(f"{name}: {self.failures[name]}", pytrace=False)
+        return self.results[name]
 
 
 def _watch(page: Page, visit: Visit) -> None:
@@ -216,14 +271,22 @@ CORNER_ALPHA_JS = """imgs => imgs.map(img => {
 BACKGROUND_JS = "getComputedStyle(document.body).backgroundColor.match(/\\d+/g).slice(0, 3)"
 
 
-def _switch_to_dark(page: Page) -> None:
+def _switch_to_dark(page: Page) -> str:
     """Click the theme button, as a reader would, until the page shows its dark theme."""
     button = page.locator(".theme-switch-button:visible").first
     for _ in range(3):
         if page.evaluate("document.documentElement.dataset.theme") == "dark":
-            return
+            break
         button.click()
-    assert page.evaluate("document.documentElement.dataset.theme") == "dark"
+    theme = page.evaluate("document.documentElement.dataset.theme")
+    assert theme == "dark", f"the theme button left the page {theme!r}"
+    # The pointer and the focus leave the button, as a reader's would: its tooltip, shown only
+    # while the button is hovered or focused, is no part of the page that the dark checks see.
+    page.mouse.move(0, 0)
+    page.evaluate("document.activeElement && document.activeElement.blur()")
+    page.locator(".tooltip").first.wait_for(state="detached", timeout=5_000)
+    page.evaluate(SETTLE_JS)
+    return theme
 
 
 def _next_page(docname: str) -> str:
@@ -245,34 +308,103 @@ def _click_sidebar_entry(page: Page, target: str) -> str:
     return f"{status} {_page_url(page.url)}"
 
 
+CODE_WIDTH_JS = """() => {
+    const pres = [...document.querySelectorAll('.bd-article .cell_input pre')];
+    return {cells: pres.length,
+            scrolling: pres.filter(pre => pre.scrollWidth > pre.clientWidth)
+                .map(pre => ({scrollWidth: pre.scrollWidth, clientWidth: pre.clientWidth,
+                              longest: pre.textContent.split('\\n')
+                                  .reduce((a, b) => (b.length > a.length ? b : a), '')}))};
+}"""
+"""How many code cells the page shows, and each one whose `pre` scrolls sideways."""
+
+
+def _screenshot(page: Page, docname: str, theme: str) -> Path:
+    path = _screenshot_path(docname, theme)
+    page.screenshot(path=path, full_page=True, quality=85)
+    return path
+
+
+def _axe(page: Page, visit: Visit | None = None) -> list[dict[str, Any]]:
+    """axe-core's violations on the page (its bundled copy of axe: nothing is fetched).
+
+    What axe itself requests is not the page's: while it preloads the stylesheets it resolves
+    theme.css's `@import "../basic.css"` against the site root and asks for /basic.css (a 404).
+    So the visit stops recording while axe runs.
+    """
+    if visit is not None:
+        visit.recording = False
+    try:
+        violations = _axe_runner().run(page).response["violations"]
+    finally:
+        if visit is not None:
+            visit.recording = True
+    return [
+        {
+            "id": violation["id"],
+            "impact": violation["impact"],
+            "help": violation["help"],
+            "nodes": [node["target"] for node in violation["nodes"]],
+        }
+        for violation in violations
+    ]
+
+
+@functools.cache
+def _axe_runner() -> Any:
+    """One axe runner for the session (it reads its axe.min.js once)."""
+    from axe_playwright_python.sync_playwright import Axe
+
+    return Axe()
+
+
+def _visit(page: Page, visit: Visit, docname: str, site: str) -> None:
+    """Every step of one page's visit: light checks, the switch to dark, dark checks, a click."""
+    visit.step("images", lambda: page.eval_on_selector_all("img", IMAGES_JS))
+    visit.step("math", lambda: page.evaluate(MATH_JS))
+    visit.step("links", lambda: page.eval_on_selector_all("a[href]", "as => as.map(a => a.href)"))
+    visit.step(
+        "sidebar",
+        lambda: page.eval_on_selector_all(
+            ".bd-sidebar-primary a[href]", "as => as.map(a => a.href)"
+        ),
+    )
+    visit.step("code width", lambda: page.evaluate(CODE_WIDTH_JS))
+    visit.step("axe light", lambda: _axe(page, visit))
+    visit.step("screenshot light", lambda: _screenshot(page, docname, "light"))
+    visit.step("dark theme", lambda: _switch_to_dark(page))
+    dark = "dark theme"
+    visit.step(
+        "dark background",
+        lambda: [int(c) for c in page.evaluate(BACKGROUND_JS)],
+        after=dark,
+    )
+    visit.step(
+        "dark corners", lambda: page.eval_on_selector_all(".bd-article img", CORNER_ALPHA_JS), dark
+    )
+    visit.step("axe dark", lambda: _axe(page, visit), after=dark)
+    visit.step("screenshot dark", lambda: _screenshot(page, docname, "dark"), after=dark)
+    visit.recording = False  # what follows belongs to the next page
+    visit.step(
+        "sidebar click",
+        lambda: _click_sidebar_entry(page, f"{site}{_next_page(docname)}.html"),
+    )
+
+
 @pytest.fixture(scope="session")
 def load(context: BrowserContext, site: str) -> Iterator[Callable[[str], Visit]]:
-    """``load(docname)``: one visit per page and session, light then dark, both screenshotted."""
+    """``load(docname)``: one visit per page and session, shared by that page's tests."""
     visits: dict[str, Visit] = {}
 
     def _load(docname: str) -> Visit:
-        if docname in visits:
-            return visits[docname]
-        page, visit = _open(context, f"{site}{docname}.html")
-        try:
-            visit.images = page.eval_on_selector_all("img", IMAGES_JS)
-            visit.math = page.evaluate(MATH_JS)
-            visit.links = page.eval_on_selector_all("a[href]", "as => as.map(a => a.href)")
-            visit.sidebar = page.eval_on_selector_all(
-                ".bd-sidebar-primary a[href]", "as => as.map(a => a.href)"
-            )
-            page.screenshot(path=_screenshot_path(docname, "light"), full_page=True, quality=85)
-            _switch_to_dark(page)
-            page.evaluate(SETTLE_JS)
-            visit.dark_background = [int(c) for c in page.evaluate(BACKGROUND_JS)]
-            visit.dark_corners = page.eval_on_selector_all(".bd-article img", CORNER_ALPHA_JS)
-            page.screenshot(path=_screenshot_path(docname, "dark"), full_page=True, quality=85)
-            visit.recording = False  # what follows belongs to the next page
-            visit.sidebar_click = _click_sidebar_entry(page, f"{site}{_next_page(docname)}.html")
-        finally:
-            page.close()
-        visits[docname] = visit
-        return visit
+        if docname not in visits:
+            page, visit = _open(context, f"{site}{docname}.html")
+            try:
+                _visit(page, visit, docname, site)
+            finally:
+                page.close()
+            visits[docname] = visit
+        return visits[docname]
 
     yield _load
 
@@ -300,7 +432,7 @@ def test_page_answers_200(load: Callable[[str], Visit], docname: str) -> None:
 
 @pytest.mark.parametrize("docname", PAGES)
 def test_no_console_errors(load: Callable[[str], Visit], docname: str) -> None:
-    """The page logs no console error and throws no uncaught exception."""
+    """The page logs no console error and throws no uncaught exception, light or dark."""
     assert load(docname).errors == []
 
 
@@ -320,7 +452,7 @@ def test_requests_stay_on_this_machine(load: Callable[[str], Visit], docname: st
 @pytest.mark.parametrize("docname", PAGES)
 def test_images_decoded_with_alt_text(load: Callable[[str], Visit], docname: str) -> None:
     """Every `<img>` has decoded (natural width > 0) and says what it shows in its alt text."""
-    images = load(docname).images
+    images = load(docname).result("images")
     broken = [img["src"] for img in images if not (img["complete"] and img["width"] > 0)]
     no_alt = [img["src"] for img in images if not img["alt"]]
     assert not broken, f"images that did not decode: {broken}"
@@ -330,7 +462,7 @@ def test_images_decoded_with_alt_text(load: Callable[[str], Visit], docname: str
 @pytest.mark.parametrize("docname", PAGES)
 def test_math_is_rendered(load: Callable[[str], Visit], docname: str) -> None:
     """Each math element was typeset by the local MathJax, without a TeX error."""
-    math = load(docname).math
+    math = load(docname).result("math")
     assert math["unrendered"] == 0, f"{math['unrendered']} of {math['math']} math elements raw"
     assert math["rendered"] >= math["math"]
     assert math["errors"] == 0, f"{math['errors']} MathJax errors"
@@ -340,7 +472,7 @@ def test_math_is_rendered(load: Callable[[str], Visit], docname: str) -> None:
 def test_internal_links_resolve(load: Callable[[str], Visit], docname: str, site: str) -> None:
     """Each same-site link names a built file, and its `#fragment` an element on that page."""
     broken = []
-    for url in load(docname).links:
+    for url in load(docname).result("links"):
         if not url.startswith(site):
             continue
         target = _file_for(url, site)
@@ -355,7 +487,8 @@ def test_internal_links_resolve(load: Callable[[str], Visit], docname: str, site
 @pytest.mark.parametrize("docname", PAGES)
 def test_sidebar_lists_every_page(load: Callable[[str], Visit], docname: str, site: str) -> None:
     """From this page, the sidebar links every page of the table of contents."""
-    linked = {_page_url(url) for url in load(docname).sidebar} | {f"{site}{docname}.html"}
+    sidebar = load(docname).result("sidebar")
+    linked = {_page_url(url) for url in sidebar} | {f"{site}{docname}.html"}
     missing = [name for name in PAGES if f"{site}{name}.html" not in linked]
     assert not missing, f"sidebar of {docname} does not reach {missing}"
 
@@ -366,16 +499,88 @@ def test_sidebar_click_opens_the_next_page(
 ) -> None:
     """Clicking the next page's sidebar entry opens it: a walk through the sidebar reaches all."""
     target = f"{site}{_next_page(docname)}.html"
-    assert load(docname).sidebar_click == f"200 {target}"
+    assert load(docname).result("sidebar click") == f"200 {target}"
+
+
+@pytest.mark.parametrize("docname", PAGES)
+def test_dark_theme_is_dark(load: Callable[[str], Visit], docname: str) -> None:
+    """After the theme button, the page's background is dark."""
+    background = load(docname).result("dark background")
+    assert sum(background) / 3 < 80, f"body background {background}"
 
 
 @pytest.mark.parametrize("docname", PAGES)
 def test_dark_theme_keeps_figures_legible(load: Callable[[str], Visit], docname: str) -> None:
-    """After the theme button, the page is dark and every figure keeps an opaque background."""
-    visit = load(docname)
-    assert sum(visit.dark_background) / 3 < 80, f"body background {visit.dark_background}"
-    see_through = [img for img in visit.dark_corners if min(img["alpha"]) < 255]
+    """In the dark theme every figure keeps an opaque background (no transparent corner)."""
+    corners = load(docname).result("dark corners")
+    see_through = [img for img in corners if min(img["alpha"]) < 255]
     assert not see_through, f"figures with transparent corners: {see_through}"
+
+
+@pytest.mark.parametrize("theme", ["light", "dark"])
+@pytest.mark.parametrize("docname", PAGES)
+def test_screenshot(load: Callable[[str], Visit], docname: str, theme: str) -> None:
+    """A full-page screenshot was saved in `_build/screenshots/` for a person to look at."""
+    path = load(docname).result(f"screenshot {theme}")
+    assert path.stat().st_size > 10_000, f"{path} is nearly empty"
+
+
+@pytest.mark.parametrize("theme", ["light", "dark"])
+@pytest.mark.parametrize("docname", PAGES)
+def test_axe_finds_no_violation(load: Callable[[str], Visit], docname: str, theme: str) -> None:
+    """axe-core finds no accessibility violation of any impact on the page, in either theme."""
+    violations = load(docname).result(f"axe {theme}")
+    report = "\n".join(
+        f"{v['impact']} {v['id']} ({v['help']}): {len(v['nodes'])} nodes, e.g. {v['nodes'][:3]}"
+        for v in violations
+    )
+    assert not violations, f"axe ({theme}) on {docname}:\n{report}"
+
+
+@pytest.mark.parametrize("docname", PAGES)
+def test_code_cells_fit_the_column(load: Callable[[str], Visit], docname: str) -> None:
+    """At a 1280-pixel window no code cell scrolls sideways (book/ruff.toml keeps lines to 80)."""
+    width = load(docname).result("code width")
+    if source_of(docname).suffix == ".ipynb":
+        assert width["cells"] > 0, "no code cell found: has the theme's markup changed?"
+    assert not width["scrolling"], f"code cells that scroll sideways: {width['scrolling']}"
+
+
+def test_search_finds_a_chapter(context: BrowserContext, site: str) -> None:
+    """Typed into the book's search box, the last chapter's title lists it first, offline.
+
+    (test_built_book checks that the search index holds every page's title; this is the reader's
+    way to it: the search button, the dialog, Enter, and the results page built from that index.)
+    """
+    docname = PAGES[-1]
+    page = context.new_page()
+    try:
+        page.goto(f"{site}{PAGES[0]}.html", wait_until="load")
+        page.locator("button.search-button__button:visible").first.click()
+        box = page.locator("input[name='q']:visible").first
+        box.fill(title_of(docname))
+        with page.expect_navigation(wait_until="load"):
+            box.press("Enter")
+        results = page.locator("#search-results ul.search li a")
+        results.first.wait_for(timeout=10_000)
+        hrefs = [_page_url(href) for href in results.evaluate_all("as => as.map(a => a.href)")]
+        assert hrefs[0] == f"{site}{docname}.html", f"search for {docname} listed {hrefs[:5]}"
+    finally:
+        page.close()
+
+
+def test_axe_can_fail(context: BrowserContext) -> None:
+    """The axe check can fail: a page with an unlabelled image and faint text has violations."""
+    page = context.new_page()
+    try:
+        page.set_content(
+            '<html><body><img src="data:image/gif;base64,R0lGODlhAQABAAAAACw=">'
+            '<p style="color:#ddd;background:#fff">faint</p></body></html>'
+        )
+        found = {violation["id"] for violation in _axe(page)}
+        assert {"image-alt", "color-contrast"} <= found, found
+    finally:
+        page.close()
 
 
 def test_opens_from_disk(browser: Browser) -> None:

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import ast
 import json
 import re
+import sys
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
@@ -16,8 +18,11 @@ from book_site import (
     require_build,
     source_of,
     tags_of,
+    title_of,
     toc_docnames,
 )
+
+pytestmark = pytest.mark.built_book
 
 PAGES = toc_docnames()
 REMOTE = re.compile(r"^(?:[a-z][a-z0-9+.-]*:)?//", re.IGNORECASE)
@@ -176,3 +181,115 @@ def test_strict_build_left_no_checkpoints() -> None:
     """No `.ipynb_checkpoints` folder was copied into or made in the build."""
     found = [str(p.relative_to(ROOT)) for p in (ROOT / "_build").rglob(".ipynb_checkpoints")]
     assert not found, found
+
+
+CHAPTERS = [name for name in PAGES if source_of(name).suffix == ".ipynb"]
+GLUE_TEXT = re.compile(r"\{glue:text\}`([^`:]+):([^`]*)`")
+MYST_SYNTAX = re.compile(r"\{[\w:.-]+\}`|^(?:`{3,}|:{3,})\{", re.MULTILINE)
+"""A MyST role (`{name}`...``) or directive fence (```` ```{name} ````) left in markdown."""
+
+
+def _download(docname: str) -> dict:
+    return json.loads((BUILD / "_sources" / f"{docname}.ipynb").read_text(encoding="utf8"))
+
+
+def _markdown(nb: dict) -> str:
+    return "\n".join("".join(c["source"]) for c in nb["cells"] if c["cell_type"] == "markdown")
+
+
+def _glued(nb: dict) -> dict[str, str]:
+    """Each value a notebook glued, by name, as the text/plain stored in its outputs."""
+    mime = "application/papermill.record/text/plain"
+    return {
+        output["metadata"]["scrapbook"]["name"]: output["data"][mime]
+        for cell in nb["cells"]
+        for output in cell.get("outputs", [])
+        if mime in output.get("data", {})
+    }
+
+
+@pytest.mark.parametrize("docname", CHAPTERS)
+def test_downloaded_chapter_reads_cleanly(docname: str) -> None:
+    """The `.ipynb` the download button serves has no MyST roles or directives left, only text."""
+    import nbformat
+
+    path = BUILD / "_sources" / f"{docname}.ipynb"
+    nbformat.validate(nbformat.read(path, as_version=4))
+    left = MYST_SYNTAX.findall(_markdown(_download(docname)))
+    assert not left, f"{path.relative_to(BUILD)} still shows MyST syntax: {left}"
+
+
+@pytest.mark.parametrize("docname", CHAPTERS)
+def test_downloaded_chapter_shows_glued_values_as_the_page_does(docname: str) -> None:
+    """Each `{glue:text}`name:fmt`` became its formatted value, the same text the page shows.
+
+    The repository's chapter keeps its roles: only the build's copy is rewritten.
+    """
+    source = json.loads(source_of(docname).read_text(encoding="utf8"))
+    roles = GLUE_TEXT.findall(_markdown(source))
+    if not roles:
+        return  # a chapter without formatted glue: the clean-read test above covers it
+    glued = _glued(source)
+    download = _markdown(_download(docname))
+    page = built_page(docname).read_text(encoding="utf8")
+    for name, spec in roles:
+        value = format(ast.literal_eval(glued[name]), spec)
+        assert value in download, f"{name}:{spec} should read {value!r} in the download"
+        assert value in page, f"{name}:{spec}: the page does not show {value!r} either"
+
+
+def test_glue_formatting_matches_myst_nb() -> None:
+    """The download rewriter formats glued text as myst-nb does: numbers by the spec's type."""
+    sys.path.insert(0, str(ROOT / "_ext"))
+    try:
+        from readable_downloads import format_glued
+    finally:
+        sys.path.remove(str(ROOT / "_ext"))
+    assert format_glued("38597376", ",") == "38,597,376"
+    assert format_glued("3.9154956505114233", ".2f") == "3.92"
+    assert format_glued("786432", ".3f") == "786432.000"
+    assert format_glued("0.25", ".1%") == "25.0%"
+    assert format_glued("7.0", "d") == "7"
+    assert format_glued("'a string'", "") == "a string"
+    assert format_glued("array([1, 2])", "") == "array([1, 2])"
+
+
+def test_dot_directories_are_not_read(tmp_path: Path) -> None:
+    """A venv or a stray note in a dot-directory of the clone is no page of the book.
+
+    Sphinx reads every source file it discovers that `exclude_patterns` (from `_config.yml`,
+    through Jupyter Book) does not exclude; a second venv such as `.venv-lower` once made the
+    strict build read its site-packages, and a `.hidden/a.md` failed it. This asks Sphinx's own
+    discovery, with the book's real configuration, what it would read in such a clone.
+    """
+    from jupyter_book.config import get_final_config
+    from sphinx.project import Project
+
+    for name in ("_config.yml", "_toc.yml"):
+        (tmp_path / name).write_text((ROOT / name).read_text(encoding="utf8"), encoding="utf8")
+    strays = [
+        ".hidden/a.md",
+        ".venv-x/lib/python3.10/site-packages/pkg/README.md",
+        ".venv-x/lib/python3.10/site-packages/pkg/docs/index.rst",
+        "book/.ipynb_checkpoints/intro-checkpoint.md",
+    ]
+    for relative in [*strays, "book/intro.md"]:
+        (tmp_path / relative).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / relative).write_text("# A page\n", encoding="utf8")
+    config, _ = get_final_config(
+        user_yaml=tmp_path / "_config.yml",
+        cli_config={"latex_individualpages": False},
+        sourcedir=tmp_path,
+    )
+    project = Project(tmp_path, {".md": "markdown", ".rst": "restructuredtext", ".ipynb": "nb"})
+    found = project.discover(exclude_paths=config["exclude_patterns"])
+    assert found == {"book/intro"}, f"Sphinx would read {sorted(found - {'book/intro'})}"
+
+
+def test_search_index_holds_every_page() -> None:
+    """The book's offline search index (searchindex.js) lists every page under its title."""
+    text = (BUILD / "searchindex.js").read_text(encoding="utf8")
+    index = json.loads(text[text.index("(") + 1 : text.rindex(")")])
+    titles = dict(zip(index["docnames"], index["titles"], strict=True))
+    wrong = {name: titles.get(name) for name in PAGES if titles.get(name) != title_of(name)}
+    assert not wrong, f"pages missing from the search index, or under another title: {wrong}"

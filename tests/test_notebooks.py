@@ -7,11 +7,16 @@ nothing to compare and passes silently; these checks close that gap.
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
+from types import ModuleType
 
 import pytest
 
-BOOK = Path(__file__).resolve().parent.parent / "book"
+pytestmark = pytest.mark.toolchain
+
+ROOT = Path(__file__).resolve().parent.parent
+BOOK = ROOT / "book"
 NOTEBOOKS = sorted(BOOK.glob("*.ipynb"))
 
 
@@ -58,3 +63,81 @@ def test_notebook_declares_the_python3_kernel(path: Path) -> None:
 def test_no_volatile_execution_metadata(path: Path) -> None:
     timed = [i for i, cell in enumerate(_load(path)["cells"]) if "execution" in cell["metadata"]]
     assert not timed, f"{path.name}: cells {timed} keep execution timing metadata: strip it"
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.name for p in NOTEBOOKS])
+def test_no_stored_stderr(path: Path) -> None:
+    """Nothing a chapter printed to stderr is stored: a warning shown to a reader is a failure.
+
+    The build renders stored outputs without executing, so this stands where the executing
+    build's `stderr_output: error` stood; nbval's re-run then shows the stored outputs are fresh.
+    """
+    cells = _load(path)["cells"]
+    noisy = [
+        index
+        for index, cell in enumerate(cells)
+        for output in cell.get("outputs", [])
+        if output["output_type"] == "stream" and output["name"] == "stderr"
+    ]
+    assert not noisy, f"{path.name}: cells {noisy} stored output on stderr"
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.name for p in NOTEBOOKS])
+def test_errors_only_where_tagged(path: Path) -> None:
+    """A stored error output is allowed only in a cell tagged `raises-exception`."""
+    cells = _load(path)["cells"]
+    untagged = [
+        index
+        for index, cell in enumerate(cells)
+        if any(output["output_type"] == "error" for output in cell.get("outputs", []))
+        and "raises-exception" not in cell["metadata"].get("tags", [])
+    ]
+    assert not untagged, f"{path.name}: cells {untagged} stored an error without raises-exception"
+
+
+def _store_outputs() -> ModuleType:
+    """tools/store_outputs.py, the step `./dev execute` stores outputs with."""
+    sys.path.insert(0, str(ROOT / "tools"))
+    try:
+        import store_outputs
+    finally:
+        sys.path.remove(str(ROOT / "tools"))
+    return store_outputs
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.name for p in NOTEBOOKS])
+def test_stored_as_dev_execute_writes_it(path: Path) -> None:
+    """Each chapter is in the canonical form `./dev execute` stores, so re-runs diff cleanly."""
+    import nbformat
+
+    stored = nbformat.read(path, as_version=4)
+    canonical = _store_outputs().canonical(nbformat.from_dict(json.loads(json.dumps(stored))))
+    assert canonical == stored, (
+        f"{path.name} is not stored canonically (split streams, timing metadata or a detailed "
+        f"language_info): run .venv/bin/python tools/store_outputs.py book/{path.name}"
+    )
+
+
+def test_consecutive_streams_of_one_name_are_merged() -> None:
+    import nbformat
+
+    cell = nbformat.v4.new_code_cell("print(1); print(2)", execution_count=1)
+    cell.outputs = [
+        nbformat.v4.new_output("stream", name="stdout", text="1\n"),
+        nbformat.v4.new_output("stream", name="stdout", text="2\n"),
+        nbformat.v4.new_output("stream", name="stderr", text="warning\n"),
+        nbformat.v4.new_output("stream", name="stdout", text="3\n"),
+        nbformat.v4.new_output("stream", name="stdout", text="4\n"),
+    ]
+    cell.metadata["execution"] = {"iopub.status.busy": "2026-11-29T15:00:00"}
+    nb = nbformat.v4.new_notebook(cells=[cell])
+    nb.metadata["language_info"] = {"name": "python", "version": "3.11.7"}
+    out = _store_outputs().canonical(nb)
+    assert [(o.name, o.text) for o in out.cells[0].outputs] == [
+        ("stdout", "1\n2\n"),
+        ("stderr", "warning\n"),
+        ("stdout", "3\n4\n"),
+    ]
+    assert "execution" not in out.cells[0].metadata
+    assert out.metadata["language_info"] == {"name": "python"}
+    nbformat.validate(out)

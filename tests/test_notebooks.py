@@ -141,3 +141,17 @@ def test_consecutive_streams_of_one_name_are_merged() -> None:
     assert "execution" not in out.cells[0].metadata
     assert out.metadata["language_info"] == {"name": "python"}
     nbformat.validate(out)
+
+
+def test_every_chapter_opens_with_the_one_install_cell() -> None:
+    """Opened outside a clone, a chapter's first code cell installs gptembed (the install test
+    runs it in a fresh venv); it is the same cell in every chapter, and it only installs."""
+    first = {
+        path.name: "".join(_code_cells_with_source(_load(path))[0][1]["source"])
+        for path in NOTEBOOKS
+    }
+    assert len(set(first.values())) == 1, f"first code cells differ: {first}"
+    cell = next(iter(first.values()))
+    assert 'importlib.util.find_spec("gptembed") is None' in cell
+    assert '%pip install --quiet "{spec}"' in cell
+    assert "GPTEMBED_PIP_SPEC" in cell

@@ -127,13 +127,14 @@ def _launch(playwright: Any) -> Browser:
         try:
             return playwright.chromium.launch(args=CHROMIUM_ARGS)
         except PlaywrightError as error:
-            pytest.fail(
-                "GPTEMBED_BROWSER=playwright, but Playwright's own Chromium did not start. "
-                "Install it with `.venv/bin/python -m playwright install chromium` (it downloads "
-                "the browser from Playwright's servers; add --with-deps on a machine that lacks "
-                f"its system libraries). Playwright said:\n{error.message}",
-                pytrace=False,
-            )
+            reason = error.message
+        pytest.fail(
+            "GPTEMBED_BROWSER=playwright, but Playwright's own Chromium did not start. "
+            "Install it with `.venv/bin/python -m playwright install chromium` (it downloads "
+            "the browser from Playwright's servers; add --with-deps on a machine that lacks "
+            f"its system libraries). Playwright said:\n{reason}",
+            pytrace=False,
+        )
     pytest.fail(f"GPTEMBED_BROWSER={BROWSER!r}: use 'debian' or 'playwright'", pytrace=False)
 
 

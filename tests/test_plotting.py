@@ -317,6 +317,7 @@ def test_plotting_does_not_import_pyplot() -> None:
     assert result.stdout.strip() == "False"
 
 
+@pytest.mark.toolchain  # IPython comes with the book's tools, not with the package
 def test_a_returned_figure_displays_as_png_in_ipython() -> None:
     """Jupyter shows a cell's value through IPython's formatters: the Figure must have a PNG."""
     result = _run(

@@ -39,6 +39,17 @@ def _offline_env(tmp_path: Path, venv: Path) -> dict[str, str]:
     }
 
 
+def _setup_offline(tmp_path: Path, venv: Path, timeout: int) -> subprocess.CompletedProcess:
+    """`./dev setup` for ``venv`` on a machine with no package index."""
+    return subprocess.run(
+        [str(DEV), "setup"],
+        env=_offline_env(tmp_path, venv),
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+
+
 def _require_dev_venv() -> None:
     """These tests reuse the venv running them, so it must be one that `./dev` made."""
     assert STAMP.is_file(), (
@@ -50,13 +61,7 @@ def test_setup_does_nothing_offline_when_nothing_changed(tmp_path: Path) -> None
     """With a matching stamp, setup installs nothing and so needs no package index."""
     _require_dev_venv()
     before = STAMP.read_text()
-    result = subprocess.run(
-        [str(DEV), "setup"],
-        env=_offline_env(tmp_path, VENV),
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    result = _setup_offline(tmp_path, VENV, timeout=60)
     assert result.returncode == 0, result.stderr
     assert result.stderr == "", result.stderr
     assert STAMP.read_text() == before
@@ -72,13 +77,7 @@ def test_a_half_made_venv_is_made_anew(tmp_path: Path) -> None:
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
     leftover = venv / "left-by-the-interrupted-run"
     leftover.touch()
-    result = subprocess.run(
-        [str(DEV), "setup"],
-        env=_offline_env(tmp_path, venv),
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    result = _setup_offline(tmp_path, venv, timeout=120)
     assert result.returncode != 0
     assert "was not set up completely" in result.stderr
     assert not leftover.exists(), "the half-made venv was reused"

@@ -64,8 +64,13 @@ SETTLE_JS = """async () => {
     }
     await document.fonts.ready;
     await Promise.all([...document.images].map((img) => img.decode().catch(() => null)));
+    const finite = document.getAnimations()
+        .filter((a) => a.effect && a.effect.getComputedTiming().endTime !== Infinity);
+    await Promise.all(finite.map((a) => a.finished.catch(() => null)));
 }"""
-"""Wait until MathJax has typeset, fonts are loaded and every image is decoded."""
+"""Wait until MathJax has typeset, fonts are loaded, every image is decoded and every finite CSS
+transition or animation has ended (the theme's colours fade for 0.15 s after a switch to dark,
+and axe measuring contrast mid-fade sees colours that no reader is left with)."""
 
 
 class _QuietHandler(SimpleHTTPRequestHandler):
@@ -269,6 +274,12 @@ CORNER_ALPHA_JS = """imgs => imgs.map(img => {
             alpha: corners.map(([x, y]) => ctx.getImageData(x, y, 1, 1).data[3])};
 })"""
 """The alpha of each corner pixel of every content image, as the browser decoded it."""
+FADING_JS = """() => document.getAnimations()
+    .filter((a) => a.playState === 'running'
+        && a.effect.getComputedTiming().endTime !== Infinity)
+    .map((a) => (a.transitionProperty || a.animationName) + ' on '
+        + (a.effect.target ? a.effect.target.className : '?'))"""
+"""The finite transitions and animations still running (none, once the page has settled)."""
 BACKGROUND_JS = "getComputedStyle(document.body).backgroundColor.match(/\\d+/g).slice(0, 3)"
 
 
@@ -287,6 +298,8 @@ def _switch_to_dark(page: Page) -> str:
     page.evaluate("document.activeElement && document.activeElement.blur()")
     page.locator(".tooltip").first.wait_for(state="detached", timeout=5_000)
     page.evaluate(SETTLE_JS)
+    fading = page.evaluate(FADING_JS)
+    assert not fading, f"colours still changing after the switch: {fading}"
     return theme
 
 

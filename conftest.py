@@ -40,13 +40,39 @@ BROWSER_PAGE = re.compile(r"^tests/test_browser\.py::\w+\[(?P<page>.+?)(?:-(?:li
 """A browser test of one page: its parameter id is the page's docname, perhaps with a theme."""
 
 
+def _cost_rank(item: pytest.Item) -> int:
+    """0 for the slowest kinds of test, up to 3 for quick unit tests (see the hook below)."""
+    if item.get_closest_marker("browser"):
+        return 0
+    if item.get_closest_marker("toolchain"):
+        return 1
+    if item.path.suffix == ".ipynb":
+        return 2
+    return 3
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Order the slow kinds of test first: page visits in the browser, then the toolchain's
+    (./dev, ruff), then the chapters, then the unit tests (the sort keeps each file's order).
+
+    Two workers hand out whole files (and browser pages) in this order, so the many quick unit
+    tests come last and fill the gaps; a slow file handed out last would leave one core idle
+    until it ends.
+    """
+    items.sort(key=_cost_rank)
+
+
 def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object | None:
     """With `--dist loadfile` (./dev test), each file's tests stay on one worker, as usual (a
     notebook's cells run in order on one kernel), except the browser tests: those of one page
-    form a group of their own (they share one visit), so the pages spread over both workers."""
+    form a group of their own (they share one visit), so the pages spread over both workers.
+    The groups are handed out in collection order (the hook above), not xdist's default of the
+    largest group first."""
     if config.getvalue("dist") != "loadfile":
         return None
     from xdist.scheduler import LoadFileScheduling
+
+    config.option.loadscopereorder = False
 
     class FilesAndPages(LoadFileScheduling):
         def _split_scope(self, nodeid: str) -> str:

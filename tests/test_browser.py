@@ -3,7 +3,8 @@
 Nothing is built here: the tests serve `_build/html` (run `./dev book` first) from
 127.0.0.1 on a free port and visit every page `_toc.yml` lists, once each: every check of a
 page reads what that visit recorded, and fails alone. axe-core checks every page in the light
-and the dark theme; screenshots of both land in `_build/screenshots/` for a person to look at.
+and the dark theme; screenshots of both (the light theme's first screen, the dark theme's whole
+page) land in `_build/screenshots/` for a person to look at.
 The browser is Debian's Chromium at /usr/bin/chromium, or with GPTEMBED_BROWSER=playwright
 Playwright's own (`python -m playwright install chromium`).
 """
@@ -334,22 +335,30 @@ CODE_WIDTH_JS = """() => {
 
 
 def _screenshot(page: Page, docname: str, theme: str) -> Path:
+    """The light theme's first screen, as a reader opening the page sees it, and the dark theme's
+    whole page, to look over every figure on a dark background (a full page costs several times
+    a screen, so the light theme has only its first)."""
     path = _screenshot_path(docname, theme)
-    page.screenshot(path=path, full_page=True, quality=85)
+    page.screenshot(path=path, full_page=theme == "dark", quality=85)
     return path
 
 
 def _axe(page: Page, visit: Visit | None = None) -> list[dict[str, Any]]:
     """axe-core's violations on the page (its bundled copy of axe: nothing is fetched).
 
-    What axe itself requests is not the page's: while it preloads the stylesheets it resolves
-    theme.css's `@import "../basic.css"` against the site root and asks for /basic.css (a 404).
-    So the visit stops recording while axe runs.
+    axe is put into the page once, for both themes' scans. What axe itself requests is not the
+    page's: while it preloads the stylesheets it resolves theme.css's `@import "../basic.css"`
+    against the site root and asks for /basic.css (a 404). So the visit stops recording while
+    axe runs.
     """
     if visit is not None:
         visit.recording = False
     try:
-        violations = _axe_runner().run(page).response["violations"]
+        if not page.evaluate("typeof window.axe === 'object'"):
+            page.evaluate(_axe_source())
+        violations = page.evaluate(
+            "axe.run({resultTypes: ['violations']}).then((r) => r.violations)"
+        )
     finally:
         if visit is not None:
             visit.recording = True
@@ -365,11 +374,11 @@ def _axe(page: Page, visit: Visit | None = None) -> list[dict[str, Any]]:
 
 
 @functools.cache
-def _axe_runner() -> Any:
-    """One axe runner for the session (it reads its axe.min.js once)."""
-    from axe_playwright_python.sync_playwright import Axe
+def _axe_source() -> str:
+    """axe.min.js as axe-playwright-python bundles it, read once for the session."""
+    from axe_playwright_python.base import AXE_SCRIPT
 
-    return Axe()
+    return AXE_SCRIPT
 
 
 def _visit(page: Page, visit: Visit, docname: str, site: str) -> None:
@@ -534,7 +543,7 @@ def test_dark_theme_keeps_figures_legible(load: Callable[[str], Visit], docname:
 @pytest.mark.parametrize("theme", ["light", "dark"])
 @pytest.mark.parametrize("docname", PAGES)
 def test_screenshot(load: Callable[[str], Visit], docname: str, theme: str) -> None:
-    """A full-page screenshot was saved in `_build/screenshots/` for a person to look at."""
+    """A screenshot was saved in `_build/screenshots/` for a person to look at."""
     path = load(docname).result(f"screenshot {theme}")
     assert path.stat().st_size > 10_000, f"{path} is nearly empty"
 

@@ -41,23 +41,24 @@ BROWSER_PAGE = re.compile(r"^tests/test_browser\.py::\w+\[(?P<page>.+?)(?:-(?:li
 
 
 def _cost_rank(item: pytest.Item) -> int:
-    """0 for the slowest kinds of test, up to 3 for quick unit tests (see the hook below)."""
-    if item.get_closest_marker("browser"):
-        return 0
+    """0 for the slowest kinds of test that need no built book, up to 3 for quick unit tests."""
     if item.get_closest_marker("toolchain"):
-        return 1
+        return 0
     if item.path.suffix == ".ipynb":
+        return 1
+    if item.get_closest_marker("browser"):
         return 2
     return 3
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Order the slow kinds of test first: page visits in the browser, then the toolchain's
-    (./dev, ruff), then the chapters, then the unit tests (the sort keeps each file's order).
+    """Order the slow kinds of test first: the toolchain's (./dev, ruff), then the chapters, then
+    page visits in the browser, then the unit tests (the sort keeps each file's order).
 
     Two workers hand out whole files (and browser pages) in this order, so the many quick unit
     tests come last and fill the gaps; a slow file handed out last would leave one core idle
-    until it ends.
+    until it ends. The browser's turn comes after the first two kinds, by which time `./dev
+    test`'s build, which runs meanwhile, has finished.
     """
     items.sort(key=_cost_rank)
 

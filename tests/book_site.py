@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import functools
 import json
+import os
+import time
 from html.parser import HTMLParser
 from pathlib import Path
 
@@ -67,8 +69,25 @@ def built_page(docname: str) -> Path:
     return BUILD / f"{docname}.html"
 
 
+BUILD_STATUS = os.environ.get("GPTEMBED_BUILD_STATUS")
+"""A file that `./dev test` sets to `building`, then to `ok` or `failed`: it builds the book while
+the tests that do not read it run."""
+BUILD_WAIT = 600
+"""Seconds to wait for `./dev test`'s build before failing."""
+
+
 def require_build() -> None:
-    """Skip (a failure in CI) when there is no built book to test."""
+    """Wait for `./dev test`'s build if one is under way; fail if it failed. Without one, skip (a
+    failure in CI) when there is no built book to test."""
+    if BUILD_STATUS is not None:
+        status = Path(BUILD_STATUS)
+        deadline = time.monotonic() + BUILD_WAIT
+        while (state := status.read_text().strip()) == "building":
+            if time.monotonic() > deadline:
+                pytest.fail(f"the book was still building after {BUILD_WAIT} s", pytrace=False)
+            time.sleep(0.1)
+        if state != "ok":
+            pytest.fail(f"the book's build {state}: ./dev test shows its output", pytrace=False)
     if not (BUILD / "index.html").is_file():
         pytest.skip(f"no built book in {BUILD}: run `./dev book` first (`./dev test` does)")
 

@@ -13,7 +13,6 @@ import matplotlib
 
 matplotlib.use("Agg")
 
-import matplotlib.pyplot as plt
 import numpy as np
 import pytest
 from matplotlib.colors import to_rgba
@@ -49,9 +48,12 @@ from gptembed.plotting import (
 
 @pytest.fixture(autouse=True)
 def _no_pyplot_figures() -> Iterator[None]:
-    """No plot may be one of pyplot's figures: pyplot would show it again at the end of a cell."""
+    """No plot may be one of pyplot's figures: pyplot would show it again at the end of a cell.
+
+    (pyplot is not imported here; if something else imported it, it must hold no figure.)"""
     yield
-    assert plt.get_fignums() == [], "a plotting function made a pyplot figure"
+    pyplot = sys.modules.get("matplotlib.pyplot")
+    assert pyplot is None or pyplot.get_fignums() == [], "a plotting function made a pyplot figure"
 
 
 def _assert_fixed_opaque(fig: Figure, size: tuple[float, float]) -> None:

@@ -72,7 +72,7 @@ def built_page(docname: str) -> Path:
 BUILD_STATUS = os.environ.get("GPTEMBED_BUILD_STATUS")
 """A file that `./dev test` sets to `building`, then to `ok` or `failed`: it builds the book while
 the tests that do not read it run."""
-BUILD_WAIT = 600
+BUILD_WAIT = 600.0
 """Seconds to wait for `./dev test`'s build before failing."""
 
 
@@ -84,7 +84,7 @@ def require_build() -> None:
         deadline = time.monotonic() + BUILD_WAIT
         while (state := status.read_text().strip()) == "building":
             if time.monotonic() > deadline:
-                pytest.fail(f"the book was still building after {BUILD_WAIT} s", pytrace=False)
+                pytest.fail(f"the book was still building after {BUILD_WAIT:g} s", pytrace=False)
             time.sleep(0.1)
         if state != "ok":
             pytest.fail(f"the book's build {state}: ./dev test shows its output", pytrace=False)

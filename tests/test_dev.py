@@ -50,21 +50,48 @@ def _setup_offline(tmp_path: Path, venv: Path, timeout: int) -> subprocess.Compl
     )
 
 
-def _require_dev_venv() -> None:
-    """These tests reuse the venv running them, so it must be one that `./dev` made."""
+def _require_dev_venv(tmp_path: Path) -> None:
+    """These tests reuse the venv running them, so it must be one that `./dev` made, and up to
+    date: offline, setting up a stale venv would fail and leave it to be made anew."""
     assert STAMP.is_file(), (
         f"{VENV} has no {STAMP.name}: run the tests through ./dev test, which sets it up"
     )
+    check = subprocess.run(
+        [str(DEV), "setup", "--check"],
+        env=_offline_env(tmp_path, VENV),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert check.returncode == 0, f"{check.stderr}(./dev test sets it up)"
 
 
 def test_setup_does_nothing_offline_when_nothing_changed(tmp_path: Path) -> None:
     """With a matching stamp, setup installs nothing and so needs no package index."""
-    _require_dev_venv()
+    _require_dev_venv(tmp_path)
     before = STAMP.read_text()
     result = _setup_offline(tmp_path, VENV, timeout=60)
     assert result.returncode == 0, result.stderr
     assert result.stderr == "", result.stderr
     assert STAMP.read_text() == before
+
+
+def test_setup_check_reports_a_stale_venv_and_changes_nothing(tmp_path: Path) -> None:
+    """`./dev setup --check` fails on a stamp that no longer matches, and leaves it as it was."""
+    venv = tmp_path / "venv"
+    venv.mkdir()
+    (venv / STAMP.name).write_text("stale\n")
+    result = subprocess.run(
+        [str(DEV), "setup", "--check"],
+        env=_offline_env(tmp_path, venv),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert result.returncode == 1
+    assert "is not set up for the current" in result.stderr
+    assert (venv / STAMP.name).read_text() == "stale\n"
+    assert sorted(path.name for path in venv.iterdir()) == [STAMP.name]
 
 
 def test_a_half_made_venv_is_made_anew(tmp_path: Path) -> None:
@@ -102,7 +129,7 @@ def _get(url: str, token: str) -> tuple[int, bytes]:
 
 def test_dev_lab_serves_the_chapters(tmp_path: Path) -> None:
     """`./dev lab` starts JupyterLab (headless here) with every chapter in its file browser."""
-    _require_dev_venv()
+    _require_dev_venv(tmp_path)
     port, token = _free_port(), "gptembed-test"
     env = _offline_env(tmp_path, VENV) | {
         "JUPYTER_RUNTIME_DIR": str(tmp_path / "runtime"),

@@ -436,6 +436,7 @@ def score_terms(
     """
     ids = model.embedding.check_ids(token_ids, start_pos, position_ids=position_ids)
     seq_len = ids.shape[-1]
+    rows: NDArray[np.intp]
     if position_ids is None:
         rows = np.arange(start_pos, start_pos + seq_len)
     else:

@@ -167,8 +167,10 @@ def _copy_for(config: TrainConfig, model: ReadoutModel) -> ReadoutModel:
             f"model's token table, position table, weight and bias have shapes {shapes}; "
             f"config needs {wanted}"
         )
-    token, position, weight, bias = (array.copy() for array in tables)
-    return ReadoutModel(GPTStyleEmbedding.from_tables(token, position), weight, bias)
+    embedding = GPTStyleEmbedding.from_tables(
+        layer.token_embeddings.copy(), layer.position_embeddings.copy()
+    )
+    return ReadoutModel(embedding, model.weight.copy(), model.bias.copy())
 
 
 def evaluate(model: ReadoutModel, inputs: ArrayLike, targets: ArrayLike) -> float:

@@ -39,10 +39,12 @@ def _offline_env(tmp_path: Path, venv: Path) -> dict[str, str]:
     }
 
 
-def _setup_offline(tmp_path: Path, venv: Path, timeout: int) -> subprocess.CompletedProcess:
-    """`./dev setup` for ``venv`` on a machine with no package index."""
+def _setup_offline(
+    tmp_path: Path, venv: Path, timeout: int, *options: str
+) -> subprocess.CompletedProcess:
+    """`./dev setup [options]` for ``venv`` on a machine with no package index."""
     return subprocess.run(
-        [str(DEV), "setup"],
+        [str(DEV), "setup", *options],
         env=_offline_env(tmp_path, venv),
         capture_output=True,
         text=True,
@@ -56,13 +58,7 @@ def _require_dev_venv(tmp_path: Path) -> None:
     assert STAMP.is_file(), (
         f"{VENV} has no {STAMP.name}: run the tests through ./dev test, which sets it up"
     )
-    check = subprocess.run(
-        [str(DEV), "setup", "--check"],
-        env=_offline_env(tmp_path, VENV),
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    check = _setup_offline(tmp_path, VENV, 60, "--check")
     assert check.returncode == 0, f"{check.stderr}(./dev test sets it up)"
 
 
@@ -81,13 +77,7 @@ def test_setup_check_reports_a_stale_venv_and_changes_nothing(tmp_path: Path) ->
     venv = tmp_path / "venv"
     venv.mkdir()
     (venv / STAMP.name).write_text("stale\n")
-    result = subprocess.run(
-        [str(DEV), "setup", "--check"],
-        env=_offline_env(tmp_path, venv),
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    result = _setup_offline(tmp_path, venv, 60, "--check")
     assert result.returncode == 1
     assert "is not set up for the current" in result.stderr
     assert (venv / STAMP.name).read_text() == "stale\n"

@@ -361,6 +361,11 @@ CODE_WIDTH_JS = """() => {
                                   .reduce((a, b) => (b.length > a.length ? b : a), '')}))};
 }"""
 """How many code cells the page shows, and each one whose `pre` scrolls sideways."""
+MATH_WIDTH_JS = """() => [...document.querySelectorAll('.bd-article mjx-container[display="true"]')]
+    .filter(m => m.scrollWidth > m.clientWidth + 1)
+    .map(m => ({scrollWidth: m.scrollWidth, clientWidth: m.clientWidth,
+                tex: (m.querySelector('mjx-assistive-mml') || m).textContent.slice(0, 80)}))"""
+"""Each displayed equation wider than the text column (the theme lets it scroll sideways)."""
 
 
 def _screenshot(page: Page, docname: str, theme: str) -> Path:
@@ -422,6 +427,7 @@ def _visit(page: Page, visit: Visit, docname: str) -> None:
         ),
     )
     visit.step("code width", lambda: page.evaluate(CODE_WIDTH_JS))
+    visit.step("math width", lambda: page.evaluate(MATH_WIDTH_JS))
     visit.step("axe light", lambda: _axe(page, visit))
     visit.step("screenshot light", lambda: _screenshot(page, docname, "light"))
     visit.step("dark theme", lambda: _switch_to_dark(page))
@@ -606,6 +612,13 @@ def test_code_cells_fit_the_column(load: Callable[[str], Visit], docname: str) -
     if source_of(docname).suffix == ".ipynb":
         assert width["cells"] > 0, "no code cell found: has the theme's markup changed?"
     assert not width["scrolling"], f"code cells that scroll sideways: {width['scrolling']}"
+
+
+@pytest.mark.parametrize("docname", PAGES)
+def test_display_math_fits_the_column(load: Callable[[str], Visit], docname: str) -> None:
+    """At a 1280-pixel window no displayed equation is wider than the text column."""
+    wide = load(docname).result("math width")
+    assert not wide, f"equations that scroll sideways: {wide}"
 
 
 def test_search_finds_a_chapter(context: BrowserContext, site: str) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import numbers
+from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike, DTypeLike, NDArray
@@ -58,17 +59,22 @@ def check_float_dtype(dtype: DTypeLike) -> np.dtype:
     return resolved
 
 
+def as_array(values: ArrayLike) -> NDArray[Any]:
+    """``values`` as an array; an empty list, which numpy makes float64, as an empty ``intp`` one
+    (it holds no bad value, so a check of the dtype must not refuse it)."""
+    array = np.asarray(values)
+    return array.astype(np.intp) if array.size == 0 and array.dtype.kind == "f" else array
+
+
 def check_integer_array(name: str, values: ArrayLike, limit: int) -> NDArray[np.integer]:
     """``values`` as an integer array of any shape; ``[0, limit)`` names the range in the message.
 
-    An empty list (which numpy makes float64) is accepted as an empty ``intp`` array.
+    An empty list is accepted as an empty ``intp`` array (:func:`as_array`).
 
     Raises:
         TypeError: the values are not integers (floats, bools, strings, objects).
     """
-    array = np.asarray(values)
-    if array.size == 0 and array.dtype.kind == "f":
-        array = array.astype(np.intp)  # an empty list arrives as float64: it holds no bad value
+    array = as_array(values)
     if array.dtype.kind not in "iu":
         raise TypeError(f"{name} must be integers in [0, {limit}), got dtype {array.dtype}")
     return array

@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import ArrayLike, DTypeLike, NDArray
 
-from ._checks import check_float_dtype, check_int
+from ._checks import as_array, check_float_dtype, check_int
 
 PAD_POSITION = 0
 """The position id :func:`position_ids_from_mask` gives padded slots.
@@ -42,14 +42,12 @@ def position_ids_from_mask(attention_mask: ArrayLike) -> NDArray[np.intp]:
         TypeError: the mask is not integer or bool.
         ValueError: the mask is not 2-D, or holds a value other than 0 and 1.
     """
-    mask = np.asarray(attention_mask)
+    mask = as_array(attention_mask)
     if mask.ndim != 2:
         raise ValueError(
             f"attention_mask must have shape (B, T), got {mask.ndim} dimensions "
             f"with shape {mask.shape}"
         )
-    if mask.size == 0 and mask.dtype.kind == "f":
-        mask = mask.astype(np.intp)  # an empty list arrives as float64: it holds no bad value
     if mask.dtype.kind not in "biu":
         raise TypeError(f"attention_mask must hold 0/1 integers or bools, got dtype {mask.dtype}")
     real = mask.astype(bool)

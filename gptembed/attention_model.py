@@ -345,12 +345,13 @@ def loss_and_grads(
     dk = dscores.swapaxes(-1, -2) @ f.q  # (B, T, H)
     dx = dq @ model.w_query.T + dk @ model.w_key.T + dv @ model.w_value.T  # (B, T, D)
     grad_token, grad_position = model.embedding.backward(dx, ids)
+    x_t = _flat(f.x).T  # (D, B*T)
     grads = {
         "token_embeddings": grad_token,
         "position_embeddings": grad_position,
-        "w_query": _flat(f.x).T @ _flat(dq),
-        "w_key": _flat(f.x).T @ _flat(dk),
-        "w_value": _flat(f.x).T @ _flat(dv),
+        "w_query": x_t @ _flat(dq),
+        "w_key": x_t @ _flat(dk),
+        "w_value": x_t @ _flat(dv),
         "w_out": grad_out,
         "b_out": grad_b,
     }

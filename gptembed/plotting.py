@@ -334,6 +334,7 @@ def plot_attention_memory(
     seq_lens: Sequence[int],
     n_heads: int,
     n_layers: int,
+    *,
     measured: Mapping[int, int] | None = None,
     measured_naive: Mapping[int, int] | None = None,
     memory_lines: Mapping[str, int] | None = None,
@@ -481,6 +482,7 @@ def plot_loss_curves(
 
 def plot_position_similarity(
     tables: Mapping[str, ArrayLike],
+    *,
     period: int | None = None,
     axes: Sequence[Axes] | None = None,
 ) -> Figure:

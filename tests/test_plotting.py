@@ -206,7 +206,9 @@ def test_attention_memory_lines_points_and_scales() -> None:
     measured = {256: 400_000, 1024: 4_300_000}
     naive = {256: 1_600_000}
     gpus = {"small 16 GB": 16 * 2**30, "big 80 GB": 80 * 2**30}
-    fig = plot_attention_memory(lengths, 12, 12, measured, naive, gpus)
+    fig = plot_attention_memory(
+        lengths, 12, 12, measured=measured, measured_naive=naive, memory_lines=gpus
+    )
     _assert_fixed_opaque(fig, MEMORY_FIGSIZE)
     (ax,) = fig.axes
     assert (ax.get_xscale(), ax.get_yscale()) == ("log", "log")

@@ -30,7 +30,7 @@ from typing import TypeVar
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from ._checks import check_int
+from ._checks import check_in_range, check_int, check_integer_array
 from .embedding import INIT_STD, GPTStyleEmbedding
 from .optim import RunConfig, TrainResult, cross_entropy, fit, named_arrays
 
@@ -125,6 +125,37 @@ def order_blind_floor(vocab_size: int, seq_len: int, offset: int) -> float:
             log_pmf = np.where(counts == n, 0.0, -np.inf)
         losses.append(float(np.sum(np.exp(log_pmf) * (math.log(t) - np.log1p(counts)))))
     return float(np.mean(losses))
+
+
+def order_blind_probs(inputs: ArrayLike, vocab_size: int, offset: int) -> NDArray[np.float64]:
+    """The best order-blind model's probabilities on ids ``(B, T)``: what :func:`order_blind_floor`
+    is the expected loss of.
+
+    At query ``t >= offset`` the probability of id ``v`` is its count among the ids at positions
+    ``0 .. t-1``, divided by ``t``. Its argmax (the most frequent earlier id, the lowest id on a
+    tie) is the best order-blind guess. Rows ``t < offset`` have no target; they are uniform.
+
+    Returns:
+        ``(B, T, V)`` probabilities; each row sums to 1.
+
+    Raises:
+        TypeError, ValueError: ids that are not a 2-D array of integers in ``[0, V)``, or an
+            ``offset`` outside ``[1, T - 1]``.
+    """
+    vocab_size = check_int("vocab_size", vocab_size)
+    offset = check_int("offset", offset)
+    ids = check_integer_array("inputs", inputs, vocab_size)
+    if ids.ndim != 2:
+        raise ValueError(f"inputs must have shape (B, T), got {ids.shape}")
+    check_in_range("id", ids, vocab_size, "ids")
+    seq_len = ids.shape[1]
+    if offset >= seq_len:
+        raise ValueError(f"offset must be in [1, {seq_len - 1}], got {offset}")
+    seen = np.cumsum(np.eye(vocab_size)[ids], axis=1)  # (B, T, V): counts at positions 0..t
+    probs = np.full((*ids.shape, vocab_size), 1.0 / vocab_size)
+    earlier = np.arange(offset, seq_len)  # queries t; their earlier ids are 0 .. t-1
+    probs[:, offset:] = seen[:, earlier - 1] / earlier[:, None]
+    return probs
 
 
 @dataclass
@@ -472,6 +503,29 @@ def term_spread(terms: ScoreTerms) -> dict[str, float]:
         rows = [term[..., i, : i + 1].var(axis=-1).mean() for i in range(1, seq_len)]
         spread[name] = float(np.mean(rows))
     return spread
+
+
+def mean_by_lag(scores: ArrayLike) -> NDArray[np.float64]:
+    """``(T,)`` mean of ``scores[..., i, i - lag]`` for ``lag = 0 .. T-1``: what a head gives a key
+    ``lag`` places back, averaged over the queries ``i >= lag`` (and the sequences of a batch).
+
+    Args:
+        scores: ``(..., T, T)``, query ``i`` the row and key ``j`` the column, such as a term of
+            :func:`score_terms` or :attr:`Forward.probs`.
+
+    Raises:
+        ValueError: ``scores`` is not a stack of square matrices, or holds a NaN or inf at a key
+            a query may see (``j <= i``).
+    """
+    array = np.asarray(scores, dtype=np.float64)
+    if array.ndim < 2 or array.shape[-1] != array.shape[-2] or array.shape[-1] == 0:
+        raise ValueError(f"scores must have shape (..., T, T) with T >= 1, got {array.shape}")
+    seq_len = array.shape[-1]
+    lags = [np.diagonal(array, -lag, axis1=-2, axis2=-1) for lag in range(seq_len)]
+    for lag, values in enumerate(lags):
+        if not np.isfinite(values).all():
+            raise ValueError(f"scores hold a NaN or inf at lag {lag}: the mean would be too")
+    return np.array([values.mean() for values in lags])
 
 
 @dataclass

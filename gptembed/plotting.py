@@ -11,11 +11,12 @@ palette; nothing here calls ``show()``.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from typing import Any, cast
 
 import numpy as np
-from numpy.typing import ArrayLike
+from numpy.typing import ArrayLike, NDArray
 
 try:
     from matplotlib.axes import Axes
@@ -32,6 +33,7 @@ except ImportError as err:  # pragma: no cover - exercised in a subprocess by th
 
 from ._checks import check_int
 from .attention_cost import attention_scores_bytes
+from .attention_model import mean_by_lag
 from .models import (
     MODELS,
     ModelConfig,
@@ -70,6 +72,20 @@ PALETTE = {
     "black": "#000000",
 }
 """Okabe & Ito's colour-blind-safe palette."""
+
+LINE_COLOURS = tuple(
+    PALETTE[name] for name in ("blue", "vermillion", "green", "orange", "purple", "sky", "black")
+)
+"""The colours of a line figure's series, in order (the palette without its yellow, too pale on
+white). A figure with more series than colours starts again at the first colour, each time with
+the next line style, so no two series look alike (:func:`series_styles`)."""
+
+LINE_DASHES: tuple[Any, ...] = ("-", "-.", ":", (0, (6, 2, 1, 2)))
+"""Dash patterns that tell the runs of :func:`plot_loss_curves` apart: solid, dash-dot, dotted,
+long dash-dot. Plain dashes are left for the floors."""
+
+LINE_MARKERS = ("o", "s", "^", "D", "v")
+"""Markers that tell the lines of :func:`plot_similarity_by_lag` and :func:`plot_loss_by` apart."""
 
 DIVERGING_CMAP = "RdBu_r"
 """Colour map for signed values (embeddings): blue negative, red positive, white zero."""
@@ -146,9 +162,51 @@ def figure_and_panels(
     return root_figure(panels[0]), panels
 
 
+def series_styles(n_series: int, styles: Sequence[Any]) -> list[tuple[str, Any]]:
+    """A ``(colour, style)`` pair for each of ``n_series`` lines, no two pairs alike.
+
+    Series ``i`` gets colour ``i mod 7`` of :data:`LINE_COLOURS` and style ``i mod len(styles)``
+    (a dash pattern or a marker), so the first series keep their colours and the pairs repeat
+    only after ``lcm(7, len(styles))`` series.
+
+    Raises:
+        ValueError: no series, or more than ``lcm(7, len(styles))``: so many lines cannot be
+            told apart.
+    """
+    n_series = check_int("n_series", n_series)
+    n_distinct = math.lcm(len(LINE_COLOURS), len(styles))
+    if n_series > n_distinct:
+        raise ValueError(
+            f"a figure can tell at most {n_distinct} lines apart ({len(LINE_COLOURS)} colours "
+            f"by {len(styles)} line styles), got {n_series}: draw fewer on one axes"
+        )
+    return [(LINE_COLOURS[i % len(LINE_COLOURS)], styles[i % len(styles)]) for i in range(n_series)]
+
+
+def _check_finite(name: str, array: NDArray[np.float64]) -> None:
+    """Refuse an array with a NaN or inf: it has no colour, and it would wreck a colour scale.
+
+    Raises:
+        ValueError: naming how many values are not finite, and the first one and its index.
+    """
+    bad = ~np.isfinite(array)
+    if bad.any():
+        first = tuple(int(i) for i in np.argwhere(bad)[0])
+        raise ValueError(
+            f"{name} holds {int(bad.sum())} value(s) that are NaN or inf, the first "
+            f"{array[first]} at index {first}: a colour scale needs finite values"
+        )
+
+
+def _centred_limit(values: Sequence[NDArray[np.float64]]) -> float:
+    """The largest ``|value|`` of finite arrays, for a colour scale centred on 0 (1 if all 0)."""
+    return max(float(np.abs(v).max(initial=0.0)) for v in values) or 1.0
+
+
 def plot_embedding_addition(
     token_rows: ArrayLike,
     position_rows: ArrayLike,
+    *,
     row_labels: Sequence[str] | None = None,
     highlight_rows: Sequence[int] = (),
     axes: Sequence[Axes] | None = None,
@@ -167,7 +225,8 @@ def plot_embedding_addition(
         three panels (one colour bar).
 
     Raises:
-        ValueError: the two arrays are not 2-D of one shape, a label list has the wrong length, a
+        ValueError: the two arrays are not 2-D of one shape, either holds a NaN or inf (which no
+            colour shows; the message names the first), a label list has the wrong length, a
             highlighted row is out of range, or ``axes`` does not hold three axes.
     """
     tok = np.asarray(token_rows, dtype=float)
@@ -177,6 +236,9 @@ def plot_embedding_addition(
             f"token_rows and position_rows must be 2-D arrays of one shape (T, D), got "
             f"{tok.shape} and {pos.shape}"
         )
+    total = tok + pos
+    for name, rows in (("token_rows", tok), ("position_rows", pos), ("their sum", total)):
+        _check_finite(name, rows)
     n_rows = tok.shape[0]
     labels = [str(t) for t in range(n_rows)] if row_labels is None else list(row_labels)
     if len(labels) != n_rows:
@@ -185,8 +247,7 @@ def plot_embedding_addition(
         if not 0 <= row < n_rows:
             raise ValueError(f"highlight row {row} is out of range: rows are 0..{n_rows - 1}")
     fig, panels = figure_and_panels(axes, 3, ADDITION_FIGSIZE)
-    total = tok + pos
-    limit = float(max(np.abs(tok).max(), np.abs(pos).max(), np.abs(total).max())) or 1.0
+    limit = _centred_limit((tok, pos, total))
     norm = Normalize(vmin=-limit, vmax=limit)
     titles = ("token rows $W_{tok}[id_t]$", "+ position rows $W_{pos}[t]$", "= sum $x_t$")
     for ax, data, title in zip(panels, (tok, pos, total), titles, strict=True):
@@ -273,6 +334,7 @@ def plot_attention_memory(
     seq_lens: Sequence[int],
     n_heads: int,
     n_layers: int,
+    *,
     measured: Mapping[int, int] | None = None,
     measured_naive: Mapping[int, int] | None = None,
     memory_lines: Mapping[str, int] | None = None,
@@ -366,22 +428,35 @@ def plot_attention_memory(
     return fig
 
 
+def _check_series(name: str, series: Mapping[str, ArrayLike]) -> None:
+    """Refuse a line figure with nothing to draw (its legend would be empty)."""
+    if not series:
+        raise ValueError(f"{name} must hold at least one line, got none")
+
+
 def plot_loss_curves(
     curves: Mapping[str, ArrayLike],
+    *,
     floors: Mapping[str, float] | None = None,
     ax: Axes | None = None,
 ) -> Figure:
     """Training loss against step, one line per run, with each run's floor as a dashed line.
 
+    Runs are told apart by colour and dash pattern (:func:`series_styles` with
+    :data:`LINE_DASHES`), and every run is drawn.
+
     Args:
         curves: label -> ``(steps,)`` losses in nats.
         floors: label -> the lowest loss that run's model can reach (same labels as ``curves``).
         ax: axes to draw on; by default a new :data:`FIGSIZE` figure.
+
+    Raises:
+        ValueError: no curves, or more than :func:`series_styles` can tell apart.
     """
+    _check_series("curves", curves)
+    styles = series_styles(len(curves), LINE_DASHES)
     fig, ax = figure_and_axes(ax, FIGSIZE)
-    colours = [PALETTE["blue"], PALETTE["vermillion"], PALETTE["green"], PALETTE["orange"]]
-    styles = ["-", "-.", ":", (0, (6, 2, 1, 2))]  # told apart by dash as well as colour
-    for (label, losses), colour, style in zip(curves.items(), colours, styles, strict=False):
+    for (label, losses), (colour, style) in zip(curves.items(), styles, strict=True):
         values = np.asarray(losses, dtype=float)
         steps = np.arange(1, len(values) + 1)
         ax.plot(steps, values, linestyle=style, color=colour, lw=2, label=label)
@@ -407,6 +482,7 @@ def plot_loss_curves(
 
 def plot_position_similarity(
     tables: Mapping[str, ArrayLike],
+    *,
     period: int | None = None,
     axes: Sequence[Axes] | None = None,
 ) -> Figure:
@@ -458,34 +534,48 @@ def plot_position_similarity(
     return fig
 
 
-def plot_score_terms(terms: Mapping[str, ArrayLike], axes: Sequence[Axes] | None = None) -> Figure:
+def plot_score_terms(
+    terms: Mapping[str, ArrayLike], *, axes: Sequence[Axes] | None = None
+) -> Figure:
     """One ``T x T`` heatmap per score term (query ``i`` down, key ``j`` across), one scale.
 
     Args:
         terms: title -> ``(T, T)`` scores of one sequence, such as the four of
             :func:`~gptembed.attention_model.score_terms`. Keys a query may not see (``j > i``)
-            are drawn grey.
+            are drawn grey, and so is a score of ``-inf`` (a key given no weight, as a mask does).
         axes: one axes per term to draw on; by default a new figure, left to right.
 
     Returns:
-        The figure, with one colour bar centred on 0 shared by every panel.
+        The figure, with one colour bar centred on 0 shared by every panel, as wide as the
+        largest finite score a query may see.
 
     Raises:
-        ValueError: a term is not square, the terms differ in shape, or ``axes`` does not hold
-            one axes per term.
+        ValueError: a term is not square, the terms differ in shape, a score a query may see is
+            NaN or ``+inf`` (the message names the first), or ``axes`` does not hold one axes
+            per term.
     """
     arrays = {title: np.asarray(term, dtype=float) for title, term in terms.items()}
     shapes = {a.shape for a in arrays.values()}
     if len(shapes) != 1 or any(len(s) != 2 or s[0] != s[1] for s in shapes):
         raise ValueError(f"terms must be (T, T) arrays of one shape, got shapes {sorted(shapes)}")
     (length, _) = shapes.pop()
-    fig, panels = figure_and_panels(axes, len(arrays), (2.6 * len(arrays) + 1.2, 3.2))
     future = np.triu(np.ones((length, length), dtype=bool), k=1)
-    limit = max(float(np.abs(a[~future]).max()) for a in arrays.values()) or 1.0
+    for title, array in arrays.items():
+        bad = (np.isnan(array) | (array == np.inf)) & ~future
+        if bad.any():
+            i, j = (int(k) for k in np.argwhere(bad)[0])
+            raise ValueError(
+                f"term {title!r} holds {int(bad.sum())} score(s) that are NaN or +inf where a "
+                f"query may look, the first {array[i, j]} at query {i}, key {j}: only -inf (a "
+                "key given no weight) has a meaning there"
+            )
+    hidden = {title: future | np.isneginf(array) for title, array in arrays.items()}
+    fig, panels = figure_and_panels(axes, len(arrays), (2.6 * len(arrays) + 1.2, 3.2))
+    limit = _centred_limit([array[~hidden[title]] for title, array in arrays.items()])
     norm = Normalize(-limit, limit)
     for ax, (title, array) in zip(panels, arrays.items(), strict=True):
-        ax.set_facecolor("#d9d9d9")  # shows through the masked (future) keys
-        masked = np.ma.masked_where(future, array)
+        ax.set_facecolor("#d9d9d9")  # shows through the hidden (future or -inf) keys
+        masked = np.ma.masked_where(hidden[title], array)
         ax.imshow(masked, cmap=DIVERGING_CMAP, norm=norm, interpolation="nearest")
         ax.set_title(title, fontsize=10)
         ax.set_xlabel("key position j")
@@ -494,32 +584,77 @@ def plot_score_terms(terms: Mapping[str, ArrayLike], axes: Sequence[Axes] | None
     return fig
 
 
+def _lines_by_lag(
+    ax: Axes,
+    profiles: Mapping[str, NDArray[np.float64]],
+    first_lag: int,
+    marks: Sequence[int],
+    xlabel: str,
+) -> None:
+    """Draw one line with markers per profile, ``profile[k]`` at lag ``first_lag + k``."""
+    styles = series_styles(len(profiles), LINE_MARKERS)
+    for (label, values), (colour, marker) in zip(profiles.items(), styles, strict=True):
+        lags = np.arange(first_lag, first_lag + len(values))
+        ax.plot(lags, values, marker=marker, ms=4, color=colour, lw=1.5, label=label)
+    for lag in marks:
+        ax.axvline(lag, color=PALETTE["black"], ls=":", lw=1.0)
+    ax.axhline(0.0, color=PALETTE["black"], lw=0.6)
+    ax.set_xlabel(xlabel)
+    ax.grid(True, alpha=0.3)
+
+
 def plot_similarity_by_lag(
-    profiles: Mapping[str, ArrayLike], marks: Sequence[int] = (), ax: Axes | None = None
+    profiles: Mapping[str, ArrayLike], *, marks: Sequence[int] = (), ax: Axes | None = None
 ) -> Figure:
     """Mean cosine similarity of rows ``lag`` apart against the lag, one line per table.
+
+    Lines are told apart by colour and marker (:func:`series_styles` with
+    :data:`LINE_MARKERS`), and every line is drawn.
 
     Args:
         profiles: label -> ``(L - 1,)`` similarities at lags ``1 .. L-1``
             (:func:`~gptembed.probes.similarity_by_lag`).
         marks: lags to mark with a dotted vertical line (for example a task's offset).
-        ax: axes to draw on; by default a new fixed-size figure.
+        ax: axes to draw on; by default a new :data:`FIGSIZE` figure.
+
+    Raises:
+        ValueError: no profiles, or more than :func:`series_styles` can tell apart.
     """
+    _check_series("profiles", profiles)
     fig, ax = figure_and_axes(ax)
-    colours = [PALETTE[c] for c in ("blue", "vermillion", "green", "orange", "purple")]
-    markers = ["o", "s", "^", "D", "v"]  # told apart by marker as well as colour
-    for (label, profile), colour, marker in zip(profiles.items(), colours, markers, strict=False):
-        values = np.asarray(profile, dtype=float)
-        lags = np.arange(1, len(values) + 1)
-        ax.plot(lags, values, marker=marker, ms=4, color=colour, lw=1.5, label=label)
-    for lag in marks:
-        ax.axvline(lag, color=PALETTE["black"], ls=":", lw=1.0)
-    ax.axhline(0.0, color=PALETTE["black"], lw=0.6)
+    values = {label: np.asarray(profile, dtype=float) for label, profile in profiles.items()}
+    _lines_by_lag(ax, values, 1, marks, "lag: distance between the two rows (positions)")
     ax.set_ylim(-1.05, 1.05)
-    ax.set_xlabel("lag: distance between the two rows (positions)")
     ax.set_ylabel("mean cosine similarity")
-    ax.grid(True, alpha=0.3)
     ax.legend(loc="lower right", fontsize=8)
+    return fig
+
+
+def plot_score_terms_by_lag(
+    terms: Mapping[str, ArrayLike], *, marks: Sequence[int] = (), ax: Axes | None = None
+) -> Figure:
+    """Each score term's mean against the lag ``i - j`` of the key behind the query, one line each.
+
+    What a heatmap of the terms shows only faintly, drawn as lines: the mean of each term along
+    each lag ``0 .. T-1`` (:func:`~gptembed.attention_model.mean_by_lag`, over the queries
+    ``i >= lag`` and the sequences of a batch).
+
+    Args:
+        terms: title -> ``(..., T, T)`` scores, such as the four of
+            :func:`~gptembed.attention_model.score_terms`.
+        marks: lags to mark with a dotted vertical line (for example a task's offset).
+        ax: axes to draw on; by default a new :data:`FIGSIZE` figure.
+
+    Raises:
+        ValueError: no terms, more than :func:`series_styles` can tell apart, or as
+            :func:`~gptembed.attention_model.mean_by_lag`.
+    """
+    _check_series("terms", terms)
+    profiles = {title: mean_by_lag(term) for title, term in terms.items()}
+    fig, ax = figure_and_axes(ax)
+    _lines_by_lag(ax, profiles, 0, marks, "lag i - j: how far back the key sits (positions)")
+    ax.set_ylabel("mean score")
+    ax.legend(loc="best", fontsize=8)
     return fig
 
 
@@ -527,26 +662,34 @@ def plot_loss_by(
     x: ArrayLike,
     curves: Mapping[str, ArrayLike],
     xlabel: str,
+    *,
     marks: Mapping[str, float] | None = None,
     ylabel: str = "cross-entropy (nats)",
     ax: Axes | None = None,
 ) -> Figure:
     """Measured loss (nats) against a setting ``x``, one line with markers per model.
 
+    Lines are told apart by colour and marker (:func:`series_styles` with
+    :data:`LINE_MARKERS`), and every line is drawn.
+
     Args:
         x: ``(n,)`` the settings (a start position, a generation step, ...).
         curves: label -> ``(n,)`` losses.
         xlabel: what ``x`` is.
-        ylabel: what the losses are (for example an excess over the best possible).
         marks: label -> an ``x`` to mark with a dashed vertical line (for example the window).
-        ax: axes to draw on; by default a new fixed-size figure.
+        ylabel: what the losses are (for example an excess over the best possible).
+        ax: axes to draw on; by default a new :data:`FIGSIZE` figure.
+
+    Raises:
+        ValueError: no curves, or more than :func:`series_styles` can tell apart.
     """
+    _check_series("curves", curves)
+    styles = series_styles(len(curves), LINE_MARKERS)
     fig, ax = figure_and_axes(ax)
     xs = np.asarray(x, dtype=float)
-    colours = [PALETTE[c] for c in ("blue", "vermillion", "green", "orange")]
-    styles = ["-o", "-s", "-^", "-D"]
-    for (label, losses), colour, style in zip(curves.items(), colours, styles, strict=False):
-        ax.plot(xs, np.asarray(losses, dtype=float), style, ms=4, color=colour, lw=1.5, label=label)
+    for (label, losses), (colour, marker) in zip(curves.items(), styles, strict=True):
+        values = np.asarray(losses, dtype=float)
+        ax.plot(xs, values, marker=marker, ms=4, color=colour, lw=1.5, label=label)
     for label, where in (marks or {}).items():
         ax.axvline(where, color=PALETTE["black"], ls="--", lw=1.0)
         ax.annotate(

@@ -17,7 +17,9 @@ from gptembed.attention_model import (
     init_model,
     loss_and_grads,
     make_lookback,
+    mean_by_lag,
     order_blind_floor,
+    order_blind_probs,
     score_terms,
     train,
 )
@@ -54,6 +56,48 @@ def test_order_blind_floor_by_hand_and_by_simulation() -> None:
         count = (earlier == targets[:, t : t + 1]).sum(axis=1)
         losses.append(np.mean(np.log(t) - np.log(count)))
     assert order_blind_floor(4, 8, 2) == pytest.approx(np.mean(losses), abs=0.01)
+
+
+def test_order_blind_probs_by_hand_and_against_the_floor() -> None:
+    # ids 2 0 2 1 with offset 1: at t = 1 only id 2 came before; at t = 3, ids 2 0 2.
+    probs = order_blind_probs([[2, 0, 2, 1]], vocab_size=3, offset=1)
+    assert probs.shape == (1, 4, 3)
+    np.testing.assert_allclose(probs[0, 0], [1 / 3] * 3)  # no target: uniform
+    np.testing.assert_allclose(probs[0, 1], [0, 0, 1])
+    np.testing.assert_allclose(probs[0, 3], [1 / 3, 0, 2 / 3])
+    assert probs[0, 3].argmax() == 2  # the best order-blind guess: the most frequent earlier id
+    # Its mean loss on many sequences is the expected loss order_blind_floor computes.
+    inputs, targets = make_lookback(20_000, 8, vocab_size=4, offset=2, seed=0)
+    probs = order_blind_probs(inputs, 4, 2)
+    scored = targets != IGNORE
+    target_probs = np.take_along_axis(probs, targets.clip(0)[..., None], axis=-1)[..., 0]
+    loss = -np.log(target_probs[scored]).mean()
+    assert loss == pytest.approx(order_blind_floor(4, 8, 2), abs=0.01)
+
+
+def test_order_blind_probs_refuse_bad_input() -> None:
+    with pytest.raises(ValueError, match=r"inputs must have shape \(B, T\), got \(4,\)"):
+        order_blind_probs([0, 1, 2, 3], 4, 1)
+    with pytest.raises(ValueError, match=r"id 4 at index \(0, 2\) is out of range"):
+        order_blind_probs([[0, 1, 4]], 4, 1)
+    with pytest.raises(ValueError, match=r"offset must be in \[1, 2\], got 3"):
+        order_blind_probs([[0, 1, 2]], 4, 3)
+    with pytest.raises(TypeError, match="inputs must be integers"):
+        order_blind_probs([[0.5, 1.0]], 4, 1)
+
+
+def test_mean_by_lag_averages_each_diagonal_below_the_main_one() -> None:
+    scores = np.arange(9.0).reshape(3, 3)  # lag 0: 0 4 8; lag 1: 3 7; lag 2: 6
+    np.testing.assert_allclose(mean_by_lag(scores), [4.0, 5.0, 6.0])
+    np.testing.assert_allclose(mean_by_lag(np.stack([scores, -scores])), [0.0, 0.0, 0.0])
+    future = scores.copy()
+    future[0, 2] = np.nan  # a key no query may see: not averaged, so allowed
+    np.testing.assert_allclose(mean_by_lag(future), [4.0, 5.0, 6.0])
+    future[2, 1] = np.inf
+    with pytest.raises(ValueError, match="scores hold a NaN or inf at lag 1"):
+        mean_by_lag(future)
+    with pytest.raises(ValueError, match=r"shape \(\.\.\., T, T\) with T >= 1, got \(2, 3\)"):
+        mean_by_lag(np.zeros((2, 3)))
 
 
 def _perturbed(config: AttentionConfig) -> AttentionModel:

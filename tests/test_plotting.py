@@ -34,6 +34,9 @@ from gptembed.plotting import (
     COLORBAR_WIDTH,
     DIVERGING_CMAP,
     FIGSIZE,
+    LINE_COLOURS,
+    LINE_DASHES,
+    LINE_MARKERS,
     MEMORY_FIGSIZE,
     PALETTE,
     SIMILARITY_PANEL_SIZE,
@@ -43,6 +46,7 @@ from gptembed.plotting import (
     plot_loss_curves,
     plot_parameter_asymmetry,
     plot_position_similarity,
+    series_styles,
 )
 
 
@@ -128,6 +132,22 @@ def test_embedding_addition_refuses_bad_input(kwargs: dict, message: str) -> Non
         plot_embedding_addition(**args)
 
 
+@pytest.mark.parametrize("bad", [np.nan, np.inf, -np.inf])
+def test_embedding_addition_refuses_a_value_no_colour_shows(bad: float) -> None:
+    """One NaN or inf would leave the other values on a meaningless scale: refused, located."""
+    tok, pos = _addition_rows()
+    pos[3, 1] = bad
+    with pytest.raises(
+        ValueError,
+        match=rf"position_rows holds 1 value\(s\) that are NaN or inf, the first {bad} at "
+        r"index \(3, 1\): a colour scale needs finite values",
+    ):
+        plot_embedding_addition(tok, pos)
+    tok[0, :2] = np.nan
+    with pytest.raises(ValueError, match=r"token_rows holds 2 value\(s\) .* at index \(0, 0\)"):
+        plot_embedding_addition(tok, tok)
+
+
 def test_embedding_addition_refuses_wrong_number_of_axes() -> None:
     tok, pos = _addition_rows()
     _, two = new_figure(ncols=2)
@@ -186,7 +206,9 @@ def test_attention_memory_lines_points_and_scales() -> None:
     measured = {256: 400_000, 1024: 4_300_000}
     naive = {256: 1_600_000}
     gpus = {"small 16 GB": 16 * 2**30, "big 80 GB": 80 * 2**30}
-    fig = plot_attention_memory(lengths, 12, 12, measured, naive, gpus)
+    fig = plot_attention_memory(
+        lengths, 12, 12, measured=measured, measured_naive=naive, memory_lines=gpus
+    )
     _assert_fixed_opaque(fig, MEMORY_FIGSIZE)
     (ax,) = fig.axes
     assert (ax.get_xscale(), ax.get_yscale()) == ("log", "log")
@@ -252,6 +274,39 @@ def test_loss_curves_tell_four_runs_apart_by_dash() -> None:
     assert [line.get_label() for line in lines] == list("abcd")
     assert len({str(line.get_linestyle()) for line in lines}) == 4
     assert len({line.get_color() for line in lines}) == 4
+
+
+def test_loss_curves_draw_every_run_and_tell_them_apart() -> None:
+    """Six runs: six lines (the colours ran out after four before), no two alike."""
+    curves = {f"run {i}": np.linspace(3.0, 2.0 + i / 10, 20) for i in range(6)}
+    fig = plot_loss_curves(curves, floors={name: 1.0 + i for i, name in enumerate(curves)})
+    ax = fig.axes[0]
+    runs = [line for line in ax.get_lines() if not line.get_label().startswith("_")]
+    assert [line.get_label() for line in runs] == list(curves)
+    for line, values in zip(runs, curves.values(), strict=True):
+        np.testing.assert_allclose(line.get_ydata(), values)
+    assert len({(line.get_color(), str(line.get_linestyle())) for line in runs}) == 6
+    assert len(ax.texts) == 6  # every floor labelled
+
+
+def test_series_styles_keep_the_first_colours_and_never_repeat_a_pair() -> None:
+    styles = series_styles(28, LINE_DASHES)
+    assert [colour for colour, _ in styles[:7]] == list(LINE_COLOURS)
+    assert styles[0] == (PALETTE["blue"], "-") and styles[1] == (PALETTE["vermillion"], "-.")
+    assert len({(colour, str(dash)) for colour, dash in styles}) == 28
+    assert len(set(series_styles(35, LINE_MARKERS))) == 35
+    assert PALETTE["yellow"] not in LINE_COLOURS  # too pale a line on white
+
+
+def test_loss_curves_refuse_nothing_and_more_runs_than_can_be_told_apart() -> None:
+    with pytest.raises(ValueError, match="curves must hold at least one line, got none"):
+        plot_loss_curves({})
+    many = {f"run {i}": [2.0, 1.0] for i in range(29)}
+    with pytest.raises(
+        ValueError,
+        match=r"a figure can tell at most 28 lines apart \(7 colours by 4 line styles\), got 29",
+    ):
+        plot_loss_curves(many)
 
 
 def test_loss_curves_use_given_axes() -> None:

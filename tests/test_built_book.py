@@ -209,6 +209,32 @@ def test_images_say_what_they_show(docname: str) -> None:
     assert not named, f"{docname}: images whose alt text is a file name: {named}"
 
 
+def test_the_wheel_the_install_cell_names_is_published_with_the_book() -> None:
+    """`_build/html/wheels/` holds the one wheel every chapter's first cell installs, and it is
+    this checkout's package: each module byte for byte, its dependencies as pyproject says."""
+    import zipfile
+
+    sys.path.insert(0, str(ROOT / "tools"))
+    try:
+        from install_cell import WHEEL_DIR, wheel_name
+    finally:
+        sys.path.remove(str(ROOT / "tools"))
+    published = sorted(p.name for p in (BUILD / WHEEL_DIR).iterdir())
+    assert published == [wheel_name()], published
+    with zipfile.ZipFile(BUILD / WHEEL_DIR / wheel_name()) as wheel:
+        modules = {n for n in wheel.namelist() if n.startswith("gptembed/")}
+        source = {p.relative_to(ROOT).as_posix() for p in (ROOT / "gptembed").iterdir()}
+        assert modules == {n for n in source if n.endswith((".py", "py.typed"))}
+        for name in modules:
+            assert wheel.read(name) == (ROOT / name).read_bytes(), f"{name} differs"
+        (metadata,) = [n for n in wheel.namelist() if n.endswith(".dist-info/METADATA")]
+        requires = [
+            line for line in wheel.read(metadata).decode().splitlines() if "Requires-Dist" in line
+        ]
+    assert any(line.startswith("Requires-Dist: numpy") for line in requires), requires
+    assert any("matplotlib" in line and "plot" in line for line in requires), requires
+
+
 def test_strict_build_left_no_checkpoints() -> None:
     """No `.ipynb_checkpoints` folder was copied into or made in the build."""
     found = [str(p.relative_to(ROOT)) for p in (ROOT / "_build").rglob(".ipynb_checkpoints")]

@@ -10,18 +10,16 @@ points the cell's site URL there.
 
 from __future__ import annotations
 
-import functools
-import http.server
 import json
 import shutil
 import subprocess
 import sys
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 from types import ModuleType
 
 import pytest
+from book_site import serving
 
 ROOT = Path(__file__).resolve().parents[1]
 CHAPTER = sorted((ROOT / "book").glob("[0-9][0-9]_*.ipynb"))[-1]
@@ -139,15 +137,8 @@ def site(tmp_path: Path, install_cell: ModuleType) -> Iterator[str]:
     folder = tmp_path / "site"
     wheel = _module("_ext", "publish_wheel").build_wheel(folder / install_cell.WHEEL_DIR)
     assert wheel.name == install_cell.wheel_name()
-    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(folder))
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_port}/"
-    finally:
-        server.shutdown()
-        server.server_close()
+    with serving(folder) as url:
+        yield url
 
 
 @pytest.mark.install

@@ -50,7 +50,7 @@ ADDITION_FIGSIZE = (9.0, 3.4)
 """Width and height in inches of :func:`plot_embedding_addition`'s three panels."""
 
 ASYMMETRY_FIGSIZE = (7.0, 5.5)
-"""Width and height in inches of :func:`plot_parameter_asymmetry` (a bar group per model)."""
+"""Width and height in inches of :func:`plot_parameter_asymmetry` (a bar per model)."""
 
 MEMORY_FIGSIZE = (7.0, 4.5)
 """Width and height in inches of :func:`plot_attention_memory`."""
@@ -273,12 +273,15 @@ def plot_embedding_addition(
 
 
 def plot_parameter_asymmetry(
-    models: Mapping[str, ModelConfig] = MODELS, ax: Axes | None = None
+    models: Mapping[str, ModelConfig] = MODELS, *, ax: Axes | None = None
 ) -> Figure:
-    """Horizontal bars, log scale: whole model, token table and position table of each model.
+    """One bar per model, its parameters as shares: position table, token table, the rest.
 
-    The first model is drawn at the top. Next to each position bar, its share of the whole model
-    (:func:`~gptembed.models.transformer_parameter_count`).
+    The axis is linear, 0 to 100% of each whole model
+    (:func:`~gptembed.models.transformer_parameter_count`), so a segment's length is its share and
+    models of any size fit: the position table is a sliver of every bar. The text on each bar
+    gives that sliver in numbers.
+    The first model is drawn at the top.
 
     Args:
         models: name -> :class:`~gptembed.models.ModelConfig`, in the order to draw.
@@ -292,38 +295,27 @@ def plot_parameter_asymmetry(
     fig, ax = figure_and_axes(ax, ASYMMETRY_FIGSIZE)
     names = list(models)
     rows = np.arange(len(names))[::-1]  # first model at the top
-    height = 0.27
-    whole = [transformer_parameter_count(models[n]) for n in names]
+    whole = np.array([transformer_parameter_count(models[n]) for n in names], dtype=float)
     counts = [config_embedding_counts(models[n]) for n in names]
-    bars = [
-        ("whole model", whole, PALETTE["sky"], height),
-        ("token table (vocab x d)", [c.token for c in counts], PALETTE["blue"], 0.0),
-        (
-            "position table (n_ctx x d)",
-            [c.position for c in counts],
-            PALETTE["vermillion"],
-            -height,
-        ),
+    position = 100 * np.array([c.position for c in counts]) / whole  # (models,) percent
+    token = 100 * np.array([c.token for c in counts]) / whole
+    segments = [
+        ("position table (n_ctx x d)", position, PALETTE["vermillion"]),
+        ("token table (vocab x d)", token, PALETTE["blue"]),
+        ("the rest: blocks and final layer norm", 100 - position - token, PALETTE["sky"]),
     ]
-    for label, values, colour, offset in bars:
-        ax.barh(rows + offset, values, height=height, color=colour, label=label)
-    for row, c, total in zip(rows, counts, whole, strict=True):
-        ax.text(
-            c.position * 1.25,
-            row - height,
-            f"{c.position / total:.3%} of model",
-            va="center",
-            fontsize=8,
-        )
-    ax.set_xscale("log")
-    ax.set_xlim(1e5, 1e12)
+    left = np.zeros(len(names))
+    for label, share, colour in segments:
+        ax.barh(rows, share, left=left, height=0.6, color=colour, label=label)
+        left = left + share
+    for row, share in zip(rows, position, strict=True):
+        ax.text(99, row, f"positions {share:.3f}%", ha="right", va="center", fontsize=8)
+    ax.set_xlim(0, 100)
     ax.set_yticks(rows, [model_label(n) for n in names])
     ax.set_ylim(-0.6, len(names) - 0.4)
-    ax.set_xlabel("parameters (log scale)")
-    ax.set_title("Token table, position table and whole model")
-    ax.grid(axis="x", which="major", alpha=0.3)
-    ax.set_axisbelow(True)
-    ax.legend(loc="upper right", fontsize=8)
+    ax.set_xlabel("share of the model's parameters (%)")
+    ax.set_title("Where each model's parameters are")
+    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.1), ncols=3, fontsize=8, frameon=False)
     return fig
 
 

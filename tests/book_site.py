@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
 import os
+import threading
 import time
+from collections.abc import Iterator
 from html.parser import HTMLParser
+from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
@@ -15,6 +20,8 @@ import yaml
 ROOT = Path(__file__).resolve().parents[1]
 BUILD = ROOT / "_build" / "html"
 SCREENSHOTS = ROOT / "_build" / "screenshots"
+LOCAL_HOST = "127.0.0.1"
+"""Where the tests serve files from (the built book, a wheel)."""
 SOURCE_SUFFIXES = (".ipynb", ".md")
 
 
@@ -126,3 +133,40 @@ def anchors_of(path: Path) -> frozenset[str]:
     names = {attrs["id"] for _, attrs in tags_of(path) if attrs.get("id")}
     names |= {attrs["name"] for tag, attrs in tags_of(path) if tag == "a" and attrs.get("name")}
     return frozenset(names)
+
+
+class _QuietHandler(SimpleHTTPRequestHandler):
+    """Serves files, lets the browser cache them for the session, and logs nothing."""
+
+    def end_headers(self) -> None:
+        self.send_header("Cache-Control", "max-age=600")
+        super().end_headers()
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+
+class _Server(ThreadingHTTPServer):
+    """A threaded server whose listen backlog takes a browser's burst of parallel connections.
+
+    With the default backlog of 5, Chromium's burst of connections for one page overflows it,
+    and each dropped connection is retried only after a second.
+    """
+
+    request_queue_size = 128
+    daemon_threads = True
+
+
+@contextlib.contextmanager
+def serving(folder: Path) -> Iterator[str]:
+    """Serve ``folder`` over HTTP from :data:`LOCAL_HOST` on a free port; yields its base URL."""
+    handler = functools.partial(_QuietHandler, directory=str(folder))
+    server = _Server((LOCAL_HOST, 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://{LOCAL_HOST}:{server.server_address[1]}/"
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(timeout=5)

@@ -13,10 +13,8 @@ from __future__ import annotations
 
 import functools
 import os
-import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote, urlsplit
@@ -24,9 +22,11 @@ from urllib.parse import unquote, urlsplit
 import pytest
 from book_site import (
     BUILD,
+    LOCAL_HOST,
     SCREENSHOTS,
     anchors_of,
     require_build,
+    serving,
     source_of,
     title_of,
     toc_docnames,
@@ -57,7 +57,6 @@ CHROMIUM_ARGS = [
     "--disable-component-update",
     "--disable-sync",
 ]
-LOCAL_HOST = "127.0.0.1"
 VIEWPORT = {"width": 1280, "height": 900}
 SETTLE_JS = """async () => {
     if (window.MathJax && MathJax.startup && MathJax.startup.promise) {
@@ -74,42 +73,12 @@ transition or animation has ended (the theme's colours fade for 0.15 s after a s
 and axe measuring contrast mid-fade sees colours that no reader is left with)."""
 
 
-class _QuietHandler(SimpleHTTPRequestHandler):
-    """Serves files, lets the browser cache them for the session, and logs nothing."""
-
-    def end_headers(self) -> None:
-        self.send_header("Cache-Control", "max-age=600")
-        super().end_headers()
-
-    def log_message(self, format: str, *args: Any) -> None:
-        pass
-
-
-class _Server(ThreadingHTTPServer):
-    """A threaded server whose listen backlog takes a browser's burst of parallel connections.
-
-    With the default backlog of 5, Chromium's burst of connections for one page overflows it,
-    and each dropped connection is retried only after a second.
-    """
-
-    request_queue_size = 128
-    daemon_threads = True
-
-
 @pytest.fixture(scope="session")
 def site() -> Iterator[str]:
     """The base URL of `_build/html`, served from 127.0.0.1 on a free port for the session."""
     require_build()
-    handler = functools.partial(_QuietHandler, directory=str(BUILD))
-    server = _Server((LOCAL_HOST, 0), handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://{LOCAL_HOST}:{server.server_address[1]}/"
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join(timeout=5)
+    with serving(BUILD) as url:
+        yield url
 
 
 BROWSER = os.environ.get("GPTEMBED_BROWSER", "debian")

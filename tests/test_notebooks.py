@@ -143,15 +143,40 @@ def test_consecutive_streams_of_one_name_are_merged() -> None:
     nbformat.validate(out)
 
 
-def test_every_chapter_opens_with_the_one_install_cell() -> None:
-    """Opened outside a clone, a chapter's first code cell installs gptembed (the install test
-    runs it in a fresh venv); it is the same cell in every chapter, and it only installs."""
-    first = {
-        path.name: "".join(_code_cells_with_source(_load(path))[0][1]["source"])
+INSTALL_CELL_PENDING = {
+    "04_attention_memory.ipynb",
+    "05_what_training_learns.ipynb",
+    "06_how_attention_reads_position.ipynb",
+}
+"""Chapters edited on other branches, which still open with the old install cell (a repository URL
+that does not exist). After merging, `python tools/install_cell.py --write` rewrites their cell;
+the xfail mark below is strict, so this test then fails until their names go from this set."""
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        pytest.param(
+            path,
+            marks=pytest.mark.xfail(
+                strict=True, reason="old install cell: see INSTALL_CELL_PENDING"
+            ),
+        )
+        if path.name in INSTALL_CELL_PENDING
+        else path
         for path in NOTEBOOKS
-    }
-    assert len(set(first.values())) == 1, f"first code cells differ: {first}"
-    cell = next(iter(first.values()))
-    assert 'importlib.util.find_spec("gptembed") is None' in cell
-    assert '%pip install --quiet "{spec}"' in cell
-    assert "GPTEMBED_PIP_SPEC" in cell
+    ],
+    ids=[p.name for p in NOTEBOOKS],
+)
+def test_every_chapter_opens_with_the_one_install_cell(path: Path) -> None:
+    """Opened outside a clone, a chapter's first code cell installs gptembed (the install test
+    runs it in a fresh venv): in every chapter, the collapsed cell `tools/install_cell.py`
+    makes."""
+    sys.path.insert(0, str(ROOT / "tools"))
+    try:
+        import install_cell
+    finally:
+        sys.path.remove(str(ROOT / "tools"))
+    assert install_cell.problems(path) == [], (
+        f"{path.name}: run python tools/install_cell.py --write"
+    )

@@ -5,6 +5,7 @@ Every ``plot_*`` returns the Figure it drew on, made without pyplot (so nothing 
 
 from __future__ import annotations
 
+import dataclasses
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -164,29 +165,57 @@ def test_model_label() -> None:
     assert model_label("gpt3-2.7b") == "GPT-3 2.7B"
 
 
-def test_parameter_asymmetry_bars_match_the_counts() -> None:
+def test_parameter_asymmetry_bars_are_shares_on_a_linear_axis() -> None:
+    """Each bar is one model, split into its shares: a segment's length is its share, so the
+    position table of GPT-2 small takes 0.632% of its bar (a log axis of counts drew it at about
+    29% of the whole model's bar), and models of any size fit (the log axis stopped at 1e12)."""
     fig = plot_parameter_asymmetry()
     _assert_fixed_opaque(fig, ASYMMETRY_FIGSIZE)
     (ax,) = fig.axes
-    assert ax.get_xscale() == "log"
-    assert ax.get_xlabel() == "parameters (log scale)"
-    whole, token, position = ax.containers
+    assert ax.get_xscale() == "linear"
+    assert ax.get_xlim() == (0.0, 100.0)
+    assert ax.get_xlabel() == "share of the model's parameters (%)"
+    position, token, rest = ax.containers
     names = list(MODELS)
-    assert [b.get_width() for b in whole] == [transformer_parameter_count(MODELS[n]) for n in names]
-    assert [b.get_width() for b in token] == [
-        config_embedding_counts(MODELS[n]).token for n in names
-    ]
-    assert [b.get_width() for b in position] == [
-        config_embedding_counts(MODELS[n]).position for n in names
-    ]
+    for i, name in enumerate(names):
+        counts = config_embedding_counts(MODELS[name])
+        whole = transformer_parameter_count(MODELS[name])
+        p, t, r = position[i], token[i], rest[i]
+        assert p.get_x() == 0.0
+        assert p.get_width() == pytest.approx(100 * counts.position / whole, rel=1e-12)
+        assert t.get_x() == pytest.approx(p.get_width(), rel=1e-12)
+        assert t.get_width() == pytest.approx(100 * counts.token / whole, rel=1e-12)
+        assert r.get_x() + r.get_width() == pytest.approx(100.0, rel=1e-12)
+        assert p.get_y() == t.get_y() == r.get_y()  # one bar per model
+    assert position[0].get_width() == pytest.approx(0.632, abs=5e-4)  # GPT-2 small
     ticks = sorted(zip(ax.get_yticks(), ax.get_yticklabels(), strict=True))
     assert ticks[-1][1].get_text() == "GPT-2 small"  # the first model is at the top
     assert ticks[0][1].get_text() == "GPT-3 175B"
     legend = [t.get_text() for t in ax.get_legend().get_texts()]
-    assert legend == ["whole model", "token table (vocab x d)", "position table (n_ctx x d)"]
+    assert legend == [
+        "position table (n_ctx x d)",
+        "token table (vocab x d)",
+        "the rest: blocks and final layer norm",
+    ]
     shares = [t.get_text() for t in ax.texts]
-    assert shares[0] == "0.632% of model"  # GPT-2 small: 786,432 / 124,439,808
+    assert shares[0] == "positions 0.632%"  # GPT-2 small: 786,432 / 124,439,808
+    assert shares[-1] == "positions 0.014%"  # GPT-3 175B
     assert len(shares) == len(MODELS)
+
+
+def test_parameter_asymmetry_fits_a_model_of_any_size() -> None:
+    """A tiny model and one far past 1e12 parameters both get a full bar of 100%."""
+    tiny = dataclasses.replace(
+        MODELS["gpt2-small"], vocab_size=10, max_seq_len=4, embed_dim=8, n_layers=1, n_heads=1
+    )
+    huge = dataclasses.replace(MODELS["gpt3-175b"], n_layers=9_600)
+    assert transformer_parameter_count(huge) > 10**13
+    fig = plot_parameter_asymmetry({"gpt2-small": tiny, "gpt3-175b": huge})
+    (ax,) = fig.axes
+    ends = [bar.get_x() + bar.get_width() for bar in ax.containers[-1]]
+    assert ends == pytest.approx([100.0, 100.0], rel=1e-12)
+    assert ax.get_xlim() == (0.0, 100.0)
+    assert ax.containers[0][0].get_width() > 1  # the tiny model's positions are visible
 
 
 def test_parameter_asymmetry_draws_on_given_axes_and_refuses_nothing() -> None:

@@ -177,38 +177,6 @@ def test_buttons_use_the_one_repository_url(docname: str) -> None:
             assert by_title[title].endswith(f"{docname}.ipynb"), by_title[title]
 
 
-IMAGE_FILE = re.compile(r"\.(?:png|jpe?g|gif|svg|webp)$", re.IGNORECASE)
-"""An alt text that ends like a file name: myst-nb's fallback when a figure has no alt text."""
-ALT_AS_FILE_NAME = {
-    "book/06_how_attention_reads_position": (
-        "chapter 6 (edited on another branch) keeps its figures' alt text in a top-level "
-        "`image:` key of the cell metadata, which myst-nb ignores; once it moves under "
-        "`mystnb: image:` this strict mark fails the test, and the entry must go"
-    )
-}
-"""Pages known to show a file name as alt text, with why."""
-
-
-@pytest.mark.parametrize(
-    "docname",
-    [
-        pytest.param(name, marks=pytest.mark.xfail(strict=True, reason=ALT_AS_FILE_NAME[name]))
-        if name in ALT_AS_FILE_NAME
-        else name
-        for name in PAGES
-    ],
-)
-def test_images_say_what_they_show(docname: str) -> None:
-    """Every image's alt text describes it, not its file: myst-nb reads a figure's alt text from
-    the cell metadata `mystnb: image: alt:` and otherwise writes the image's path there."""
-    named = [
-        attrs.get("src", "")
-        for tag, attrs in tags_of(built_page(docname))
-        if tag == "img" and IMAGE_FILE.search(attrs.get("alt", "").strip())
-    ]
-    assert not named, f"{docname}: images whose alt text is a file name: {named}"
-
-
 def test_the_wheel_the_install_cell_names_is_published_with_the_book() -> None:
     """`_build/html/wheels/` holds the one wheel every chapter's first cell installs, and it is
     this checkout's package: each module byte for byte, its dependencies as pyproject says."""

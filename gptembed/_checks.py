@@ -26,20 +26,90 @@ def check_int(name: str, value: object, *, minimum: int = 1) -> int:
     return int(value)
 
 
-def check_positive_float(name: str, value: object) -> float:
-    """Return ``value`` as a ``float`` if it is a finite real number ``> 0`` (not a bool).
+def check_int_in_range(name: str, value: object, low: int, high: int, where: str = "") -> int:
+    """Return ``value`` as an ``int`` if it is an integer in ``[low, high]``.
+
+    ``where`` ends the range's phrase (e.g. ``" for this table"``). The range must not be empty:
+    a caller whose range can be empty refuses that first, saying why (a message such as "must be
+    in [1, 0]" names no valid value).
 
     Raises:
-        ValueError: anything else, naming the value.
+        TypeError: ``value`` is not an integer (bools, floats and strings are refused).
+        ValueError: ``value`` is outside ``[low, high]``.
     """
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise TypeError(
+            f"{name} must be an integer in [{low}, {high}]{where}, got {value!r} "
+            f"of type {type(value).__name__}"
+        )
+    if not low <= value <= high:
+        raise ValueError(f"{name} must be in [{low}, {high}]{where}, got {value}")
+    return int(value)
+
+
+def check_seed(seed: object) -> int | None:
+    """Return a seed for ``np.random.default_rng``: ``None`` (fresh entropy) or an ``int >= 0``.
+
+    Raises:
+        TypeError, ValueError: as :func:`check_int` with ``minimum=0``.
+    """
+    return None if seed is None else check_int("seed", seed, minimum=0)
+
+
+def check_bool(name: str, value: object) -> bool:
+    """Return ``value`` as a ``bool`` if it is one (Python's or numpy's).
+
+    A truthy string such as ``"no"`` or a number would otherwise count as True.
+
+    Raises:
+        TypeError: anything else, naming the value.
+    """
+    if not isinstance(value, (bool, np.bool_)):
+        raise TypeError(
+            f"{name} must be True or False, got {value!r} of type {type(value).__name__}"
+        )
+    return bool(value)
+
+
+def check_float(
+    name: str,
+    value: object,
+    *,
+    above: float | None = None,
+    minimum: float | None = None,
+    below: float | None = None,
+) -> float:
+    """Return ``value`` as a ``float`` if it is a finite real number in the given range.
+
+    Args:
+        above, minimum, below: the range, ``value > above``, ``value >= minimum``,
+            ``value < below``; each optional.
+
+    Raises:
+        TypeError: ``value`` is not a real number (bools and strings are refused).
+        ValueError: ``value`` is NaN, infinite or outside the range.
+    """
+    bounds = []
+    if above is not None:
+        bounds.append(f"> {above:g}")
+    if minimum is not None:
+        bounds.append(f">= {minimum:g}")
+    if below is not None:
+        bounds.append(f"< {below:g}")
+    wanted = " " + " and ".join(bounds) if bounds else ""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise TypeError(
+            f"{name} must be a number{wanted}, got {value!r} of type {type(value).__name__}"
+        )
+    number = float(value)
     if (
-        isinstance(value, bool)
-        or not isinstance(value, numbers.Real)
-        or not math.isfinite(value)
-        or value <= 0
+        not math.isfinite(number)
+        or (above is not None and not number > above)
+        or (minimum is not None and not number >= minimum)
+        or (below is not None and not number < below)
     ):
-        raise ValueError(f"{name} must be a finite number > 0, got {value!r}")
-    return float(value)
+        raise ValueError(f"{name} must be a finite number{wanted}, got {value!r}")
+    return number
 
 
 def check_float_dtype(dtype: DTypeLike) -> np.dtype:
@@ -96,3 +166,26 @@ def check_in_range(what: str, array: NDArray[np.integer], limit: int, noun: str)
         raise ValueError(
             f"{what} {bad} at index {where} is out of range: {noun} must be in [0, {limit})"
         )
+
+
+def check_real_array(name: str, values: ArrayLike) -> NDArray[np.float64]:
+    """``values`` as a ``float64`` array of any shape, every value a finite real number.
+
+    One pass over the values (``np.isfinite``): cheap beside any analysis of them, and it keeps a
+    NaN or an infinity out of LAPACK, which may raise, return NaN or never return.
+
+    Raises:
+        TypeError: the values are not real numbers (bools, complex, strings, objects).
+        ValueError: a NaN or an infinity, named with its index.
+    """
+    array = np.asarray(values)
+    if array.dtype.kind not in "iuf":
+        raise TypeError(f"{name} must hold real numbers, got dtype {array.dtype}")
+    array = array.astype(np.float64, copy=False)
+    finite = np.isfinite(array)
+    if not finite.all():
+        where = tuple(int(i) for i in np.argwhere(~finite)[0])
+        raise ValueError(
+            f"{name} holds {array[where]} at index {where}: every value must be finite"
+        )
+    return array

@@ -9,7 +9,7 @@ from typing import Any, Generic, TypeVar
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from ._checks import check_in_range, check_int, check_integer_array, check_positive_float
+from ._checks import check_float, check_in_range, check_int, check_integer_array
 
 
 def cross_entropy(logits: ArrayLike, targets: ArrayLike) -> tuple[float, NDArray[np.float64]]:
@@ -98,7 +98,7 @@ class RunConfig:
         check_int("batch_size", self.batch_size)
         check_int("steps", self.steps, minimum=0)
         check_int("seed", self.seed, minimum=0)
-        check_positive_float("learning_rate", self.learning_rate)
+        check_float("learning_rate", self.learning_rate, above=0)
 
 
 def named_arrays(model: Any) -> dict[str, NDArray[np.floating]]:

@@ -168,6 +168,18 @@ def check_in_range(what: str, array: NDArray[np.integer], limit: int, noun: str)
         )
 
 
+def as_real_array(name: str, values: ArrayLike, dtype: DTypeLike = np.float64) -> NDArray[Any]:
+    """``values`` as an array of ``dtype`` (no copy if it already is one), if they are real numbers.
+
+    Raises:
+        TypeError: the values are not real numbers (bools, complex, strings, objects).
+    """
+    array = np.asarray(values)
+    if array.dtype.kind not in "iuf":
+        raise TypeError(f"{name} must hold real numbers, got dtype {array.dtype}")
+    return array.astype(dtype, copy=False)
+
+
 def check_real_array(name: str, values: ArrayLike) -> NDArray[np.float64]:
     """``values`` as a ``float64`` array of any shape, every value a finite real number.
 
@@ -175,13 +187,10 @@ def check_real_array(name: str, values: ArrayLike) -> NDArray[np.float64]:
     NaN or an infinity out of LAPACK, which may raise, return NaN or never return.
 
     Raises:
-        TypeError: the values are not real numbers (bools, complex, strings, objects).
+        TypeError: as :func:`as_real_array`.
         ValueError: a NaN or an infinity, named with its index.
     """
-    array = np.asarray(values)
-    if array.dtype.kind not in "iuf":
-        raise TypeError(f"{name} must hold real numbers, got dtype {array.dtype}")
-    array = array.astype(np.float64, copy=False)
+    array = as_real_array(name, values)
     finite = np.isfinite(array)
     if not finite.all():
         where = tuple(int(i) for i in np.argwhere(~finite)[0])

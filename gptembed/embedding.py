@@ -13,7 +13,13 @@ from typing import Literal
 import numpy as np
 from numpy.typing import ArrayLike, DTypeLike, NDArray
 
-from ._checks import check_float_dtype, check_in_range, check_int, check_integer_array
+from ._checks import (
+    as_real_array,
+    check_float_dtype,
+    check_in_range,
+    check_int,
+    check_integer_array,
+)
 from .models import ParameterCounts, embedding_parameter_counts
 
 INIT_STD = 0.02
@@ -315,11 +321,18 @@ class GPTStyleEmbedding:
         Returns:
             ``(grad_token, grad_position)`` with the shapes ``(V, D)`` and ``(L, D)`` of the tables.
 
+        Sums run in float32 for float16 tables (in float16, 2,048 + 1 is 2,048), then are cast
+        back to the tables' dtype.
+
         Raises:
+            TypeError: ``grad_output`` does not hold real numbers; and as :meth:`check_ids`.
             ValueError: ``grad_output`` does not have the output's shape; and as :meth:`check_ids`.
         """
         ids, positions = self._checked(token_ids, start_pos, position_ids)
-        grad = np.asarray(grad_output, dtype=self.dtype)
+        # Sums run in float32 at least: in float16, 2,048 + 1 rounds back to 2,048, so 4,096
+        # gradients of 1 would sum to 2,048. The results are cast to the tables' dtype at the end.
+        total = np.promote_types(self.dtype, np.float32)
+        grad = as_real_array("grad_output", grad_output, total)
         if grad.shape != (*ids.shape, self.embed_dim):
             raise ValueError(
                 f"grad_output must have the output's shape {(*ids.shape, self.embed_dim)}, "
@@ -327,18 +340,19 @@ class GPTStyleEmbedding:
             )
         # np.zeros (calloc) lets the OS zero a large table page by page as rows are written;
         # np.zeros_like would first write all V*D zeros itself.
-        grad_token = np.zeros(self.token_embeddings.shape, dtype=self.dtype)
-        grad_position = np.zeros(self.position_embeddings.shape, dtype=self.dtype)
-        if ids.size == 0:
-            return grad_token, grad_position
-        rows = grad.reshape(-1, self.embed_dim)  # (B*T, D)
-        # Scatter-add: a repeated index sums its rows (np.add.at, unlike +=, keeps repeats).
-        np.add.at(grad_token, ids.reshape(-1), rows)
-        if isinstance(positions, slice):  # one position per column: sum the batch first
-            grad_position[positions] = grad.reshape(-1, ids.shape[-1], self.embed_dim).sum(0)
-        else:
-            np.add.at(grad_position, positions.reshape(-1), rows)
-        return grad_token, grad_position
+        grad_token = np.zeros(self.token_embeddings.shape, dtype=total)
+        grad_position = np.zeros(self.position_embeddings.shape, dtype=total)
+        if ids.size:
+            rows = grad.reshape(-1, self.embed_dim)  # (B*T, D)
+            # Scatter-add: a repeated index sums its rows (np.add.at, unlike +=, keeps repeats).
+            np.add.at(grad_token, ids.reshape(-1), rows)
+            if isinstance(positions, slice):  # one position per column: sum the batch first
+                grad_position[positions] = grad.reshape(-1, ids.shape[-1], self.embed_dim).sum(0)
+            else:
+                np.add.at(grad_position, positions.reshape(-1), rows)
+        return grad_token.astype(self.dtype, copy=False), grad_position.astype(
+            self.dtype, copy=False
+        )
 
     def extended(
         self,

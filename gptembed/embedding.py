@@ -19,6 +19,7 @@ from ._checks import (
     check_in_range,
     check_int,
     check_integer_array,
+    check_seed,
 )
 from .models import ParameterCounts, embedding_parameter_counts
 
@@ -120,7 +121,8 @@ class GPTStyleEmbedding:
         vocab_size: rows ``V`` of the token table.
         max_seq_len: rows ``L`` of the position table: the longest sequence the layer accepts.
         embed_dim: width ``D`` of both tables.
-        seed: seed of the layer's own ``np.random.default_rng``; numpy's global state is untouched.
+        seed: an integer >= 0 seeding the layer's own ``np.random.default_rng``, or None for fresh
+            entropy; numpy's global state is untouched.
         dtype: floating dtype of both tables and of the output.
 
     Attributes:
@@ -128,8 +130,8 @@ class GPTStyleEmbedding:
         position_embeddings: ``(L, D)`` array, drawn from N(0, 0.02**2) after the token table.
 
     Raises:
-        TypeError: a size is not an integer, or ``dtype`` is not floating.
-        ValueError: a size is not positive.
+        TypeError: a size or the seed is not an integer, or ``dtype`` is not floating.
+        ValueError: a size is not positive, or the seed is negative.
     """
 
     def __init__(
@@ -144,7 +146,7 @@ class GPTStyleEmbedding:
         max_seq_len = check_int("max_seq_len", max_seq_len)
         embed_dim = check_int("embed_dim", embed_dim)
         resolved = check_float_dtype(dtype)
-        rng = np.random.default_rng(seed)
+        rng = np.random.default_rng(check_seed(seed))
         self.token_embeddings: NDArray[np.floating] = _draw_table(
             rng, (vocab_size, embed_dim), resolved
         )
@@ -371,19 +373,24 @@ class GPTStyleEmbedding:
                 new row ``j`` a copy of learned row ``j mod L``, repeating the table, as Longformer
                 grew RoBERTa's 512 positions to 4,096 (Beltagy, Peters & Cohan 2020,
                 "Longformer: The Long-Document Transformer", arXiv:2004.05150, section 5).
-            seed: seed for the fresh rows.
+            seed: an integer >= 0 seeding the fresh rows, or None. They come from a child of the
+                seed's ``np.random.SeedSequence``, a stream independent of the one a layer made
+                with the same seed draws its tables from: otherwise they would repeat that
+                layer's token rows ``0, 1, ...``.
 
         Returns:
             A :class:`GPTStyleEmbedding` with a ``(L', D)`` position table.
 
         Raises:
-            TypeError: ``max_seq_len`` is not an integer.
-            ValueError: ``max_seq_len < L`` (shrinking), or an unknown ``method``.
+            TypeError: ``max_seq_len`` or ``seed`` is not an integer.
+            ValueError: ``max_seq_len < L`` (shrinking), a negative ``seed``, or an unknown
+                ``method``.
         """
         new_len = check_int("max_seq_len", max_seq_len, minimum=self.max_seq_len)
+        stream = np.random.SeedSequence(check_seed(seed)).spawn(1)[0]
         old = self.position_embeddings
         if method == "fresh":
-            rng = np.random.default_rng(seed)
+            rng = np.random.default_rng(stream)
             extra = _draw_table(rng, (new_len - len(old), self.embed_dim), self.dtype)
             table = np.concatenate([old, extra])
         elif method == "interpolate":

@@ -136,3 +136,34 @@ def test_backward_refuses_a_gradient_that_is_not_numbers(
         TypeError, match=rf"^grad_output must hold real numbers, got dtype {grad.dtype}$"
     ):
         layer.backward(grad, [1, 2])
+
+
+@pytest.mark.parametrize("seed", [0, 5, 123])
+def test_fresh_rows_are_not_the_layers_own_draws(seed: int) -> None:
+    """extended(n, seed=s) on a layer made with seed=s once drew from the same stream as the
+    constructor, so the new position rows were copies of token rows 0, 1, ..."""
+    layer = GPTStyleEmbedding(13, 6, 4, seed=seed, dtype=np.float64)
+    new_rows = layer.extended(10, seed=seed).position_embeddings[6:]  # (4, D)
+    drawn = np.concatenate([layer.token_embeddings, layer.position_embeddings])  # (19, D)
+    assert not np.isin(new_rows, drawn).any()
+    np.testing.assert_array_equal(new_rows, layer.extended(10, seed=seed).position_embeddings[6:])
+    assert new_rows.std() == pytest.approx(0.02, rel=0.5)  # N(0, 0.02**2): scale, not values
+
+
+@pytest.mark.parametrize(
+    ("seed", "error", "message"),
+    [
+        (-1, ValueError, r"^seed must be an integer >= 0, got -1$"),
+        (1.5, TypeError, r"^seed must be an integer >= 0, got 1.5 of type float$"),
+        ("1", TypeError, r"^seed must be an integer >= 0, got '1' of type str$"),
+        (True, TypeError, r"^seed must be an integer >= 0, got True of type bool$"),
+    ],
+)
+def test_bad_seeds_are_refused(
+    layer: GPTStyleEmbedding, seed: object, error: type, message: str
+) -> None:
+    """numpy's own errors once came from deep inside SeedSequence; True was taken as seed 1."""
+    with pytest.raises(error, match=message):
+        layer.extended(8, seed=seed)  # type: ignore[arg-type]
+    with pytest.raises(error, match=message):
+        GPTStyleEmbedding(3, 2, 1, seed=seed)  # type: ignore[arg-type]

@@ -42,9 +42,10 @@ def check_int_in_range(name: str, value: object, low: int, high: int, where: str
             f"{name} must be an integer in [{low}, {high}]{where}, got {value!r} "
             f"of type {type(value).__name__}"
         )
-    if not low <= value <= high:
-        raise ValueError(f"{name} must be in [{low}, {high}]{where}, got {value}")
-    return int(value)
+    number = int(value)
+    if not low <= number <= high:
+        raise ValueError(f"{name} must be in [{low}, {high}]{where}, got {number}")
+    return number
 
 
 def check_seed(seed: object) -> int | None:
@@ -168,8 +169,12 @@ def check_in_range(what: str, array: NDArray[np.integer], limit: int, noun: str)
         )
 
 
-def as_real_array(name: str, values: ArrayLike, dtype: DTypeLike = np.float64) -> NDArray[Any]:
+def as_real_array(
+    name: str, values: ArrayLike, dtype: DTypeLike | None = np.float64
+) -> NDArray[Any]:
     """``values`` as an array of ``dtype`` (no copy if it already is one), if they are real numbers.
+
+    ``dtype=None`` keeps a floating dtype and makes integers float64.
 
     Raises:
         TypeError: the values are not real numbers (bools, complex, strings, objects).
@@ -177,6 +182,8 @@ def as_real_array(name: str, values: ArrayLike, dtype: DTypeLike = np.float64) -
     array = np.asarray(values)
     if array.dtype.kind not in "iuf":
         raise TypeError(f"{name} must hold real numbers, got dtype {array.dtype}")
+    if dtype is None:
+        dtype = array.dtype if array.dtype.kind == "f" else np.float64
     return array.astype(dtype, copy=False)
 
 

@@ -114,6 +114,33 @@ def _gather_add(
     return out
 
 
+def _check_table(
+    name: str, table: ArrayLike, other_name: str, other: NDArray[np.floating] | None
+) -> NDArray[np.floating]:
+    """``table`` as an array (no copy) if it can be the layer's table ``name`` beside ``other``.
+
+    Raises:
+        ValueError: not a non-empty 2-D array, or not as wide as ``other``.
+        TypeError: not floating point, or not of ``other``'s dtype.
+    """
+    array = np.asarray(table)
+    if array.ndim != 2 or 0 in array.shape:
+        raise ValueError(f"{name} must be a non-empty 2-D array, got shape {array.shape}")
+    if array.dtype.kind != "f":
+        raise TypeError(f"{name} must be floating point, got dtype {array.dtype}")
+    if other is not None and array.shape[1] != other.shape[1]:
+        raise ValueError(
+            f"{name} must be {other.shape[1]} wide, as {other_name} is, got shape {array.shape}: "
+            "GPTStyleEmbedding.from_tables replaces both tables at once"
+        )
+    if other is not None and array.dtype != other.dtype:
+        raise TypeError(
+            f"{name} must have {other_name}' dtype {other.dtype}, got {array.dtype}: "
+            "GPTStyleEmbedding.from_tables replaces both tables at once"
+        )
+    return array
+
+
 class GPTStyleEmbedding:
     """Learned token embeddings plus learned absolute position embeddings (GPT-2, GPT-3).
 
@@ -128,6 +155,10 @@ class GPTStyleEmbedding:
     Attributes:
         token_embeddings: ``(V, D)`` array, drawn from N(0, 0.02**2).
         position_embeddings: ``(L, D)`` array, drawn from N(0, 0.02**2) after the token table.
+
+    Either table may be written in place, or replaced by another array (used as it is, not
+    copied) of the same width and dtype, with any number of rows; a replacement is checked when
+    it is set. :meth:`from_tables` replaces both at once.
 
     Raises:
         TypeError: a size or the seed is not an integer, or ``dtype`` is not floating.
@@ -147,12 +178,26 @@ class GPTStyleEmbedding:
         embed_dim = check_int("embed_dim", embed_dim)
         resolved = check_float_dtype(dtype)
         rng = np.random.default_rng(check_seed(seed))
-        self.token_embeddings: NDArray[np.floating] = _draw_table(
-            rng, (vocab_size, embed_dim), resolved
-        )
-        self.position_embeddings: NDArray[np.floating] = _draw_table(
-            rng, (max_seq_len, embed_dim), resolved
-        )
+        self._token = _draw_table(rng, (vocab_size, embed_dim), resolved)
+        self._position = _draw_table(rng, (max_seq_len, embed_dim), resolved)
+
+    @property
+    def token_embeddings(self) -> NDArray[np.floating]:
+        """The ``(V, D)`` token table."""
+        return self._token
+
+    @token_embeddings.setter
+    def token_embeddings(self, table: ArrayLike) -> None:
+        self._token = _check_table("token_embeddings", table, "position_embeddings", self._position)
+
+    @property
+    def position_embeddings(self) -> NDArray[np.floating]:
+        """The ``(L, D)`` position table."""
+        return self._position
+
+    @position_embeddings.setter
+    def position_embeddings(self, table: ArrayLike) -> None:
+        self._position = _check_table("position_embeddings", table, "token_embeddings", self._token)
 
     @classmethod
     def from_tables(
@@ -164,22 +209,11 @@ class GPTStyleEmbedding:
             ValueError: a table is not 2-D or empty, or the widths differ.
             TypeError: a table is not floating point, or the dtypes differ.
         """
-        tok = np.asarray(token_embeddings)
-        pos = np.asarray(position_embeddings)
-        for name, table in (("token_embeddings", tok), ("position_embeddings", pos)):
-            if table.ndim != 2 or 0 in table.shape:
-                raise ValueError(f"{name} must be a non-empty 2-D array, got shape {table.shape}")
-            check_float_dtype(table.dtype)
-        if tok.shape[1] != pos.shape[1]:
-            raise ValueError(
-                f"token and position tables must have the same width, got {tok.shape[1]} "
-                f"and {pos.shape[1]}"
-            )
-        if tok.dtype != pos.dtype:
-            raise TypeError(f"tables must share one dtype, got {tok.dtype} and {pos.dtype}")
         layer = cls.__new__(cls)
-        layer.token_embeddings = tok
-        layer.position_embeddings = pos
+        layer._token = _check_table("token_embeddings", token_embeddings, "", None)
+        layer._position = _check_table(
+            "position_embeddings", position_embeddings, "token_embeddings", layer._token
+        )
         return layer
 
     @property

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import ArrayLike, DTypeLike, NDArray
 
-from ._checks import check_float_dtype, check_int
+from ._checks import check_bool, check_float_dtype, check_int, check_seed
 from .measure import peak_bytes
 from .models import ModelConfig
 
@@ -151,11 +151,11 @@ def flops_per_token(config: ModelConfig, seq_len: int, training: bool = False) -
     backward pass does two products for each of the forward's one).
 
     Raises:
-        TypeError, ValueError: ``seq_len`` is not an integer >= 0.
+        TypeError, ValueError: ``seq_len`` is not an integer >= 0, or ``training`` not a bool.
     """
     seq_len = check_int("seq_len", seq_len, minimum=0)
     d, n_layers = config.embed_dim, config.n_layers
-    passes = 3 if training else 1
+    passes = 3 if check_bool("training", training) else 1
     weights = 2 * (12 * n_layers * d * d + config.vocab_size * d)
     attention = 4 * n_layers * seq_len * d
     return FlopsPerToken(weights=passes * weights, attention=passes * attention)
@@ -276,13 +276,14 @@ def measure_attention_scores_peak(
 
     Raises:
         TypeError: ``dtype`` is not floating (integers and complex are refused).
-        TypeError, ValueError: ``seq_len`` or ``head_dim`` is not a positive integer.
+        TypeError, ValueError: ``seq_len`` or ``head_dim`` is not a positive integer, ``naive``
+            is not a bool, or ``seed`` not an integer >= 0.
     """
     seq_len = check_int("seq_len", seq_len)
     head_dim = check_int("head_dim", head_dim)
     resolved = check_float_dtype(dtype)
-    rng = np.random.default_rng(seed)
+    fn = naive_attention_probs if check_bool("naive", naive) else attention_probs
+    rng = np.random.default_rng(check_seed(seed))
     q = rng.standard_normal((seq_len, head_dim)).astype(resolved)
     k = rng.standard_normal((seq_len, head_dim)).astype(resolved)
-    fn = naive_attention_probs if naive else attention_probs
     return peak_bytes(lambda: fn(q, k))

@@ -9,7 +9,14 @@ from typing import Any, Generic, TypeVar
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from ._checks import as_real_array, check_float, check_in_range, check_int, check_integer_array
+from ._checks import (
+    as_real_array,
+    check_bool,
+    check_float,
+    check_in_range,
+    check_int,
+    check_integer_array,
+)
 
 
 def cross_entropy(logits: ArrayLike, targets: ArrayLike) -> tuple[float, NDArray[np.float64]]:
@@ -140,6 +147,7 @@ class RunConfig:
         check_int("steps", self.steps, minimum=0)
         check_int("seed", self.seed, minimum=0)
         check_float("learning_rate", self.learning_rate, above=0)
+        check_bool("use_positions", self.use_positions)
 
 
 def named_arrays(model: Any) -> dict[str, NDArray[np.floating]]:

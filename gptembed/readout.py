@@ -21,7 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from ._checks import check_int
+from ._checks import check_bool, check_int
 from .embedding import INIT_STD, GPTStyleEmbedding
 from .optim import RunConfig, TrainResult, cross_entropy, fit, named_arrays
 from .records import VOCAB_SIZE, check_record_format, make_records
@@ -48,6 +48,7 @@ class TrainConfig(RunConfig):
         check_record_format(self.record_format)
         check_int("seq_len", self.seq_len)
         check_int("embed_dim", self.embed_dim)
+        check_bool("random_offset", self.random_offset)
 
 
 @dataclass

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 
 import numpy as np
@@ -11,6 +12,7 @@ from gptembed import (
     MODELS,
     attention_probs,
     attention_scores_bytes,
+    flops_per_token,
     measure_attention_scores_peak,
     naive_attention_probs,
 )
@@ -172,3 +174,22 @@ def test_probs_refuse_bad_inputs(
     """Empty, 1-D, int and list inputs once crashed with numpy's errors (or an AttributeError)."""
     with pytest.raises(error, match=message):
         fn(q, k)
+
+
+NOT_BOOLS = ["no", "", 1, 0.0, None, np.int8(1)]
+
+
+@pytest.mark.parametrize("value", NOT_BOOLS)
+def test_bool_arguments_must_be_bools(value: object) -> None:
+    """training="no" once counted as training (a truthy string), naive=1 as naive."""
+    message = rf"^training must be True or False, got {re.escape(repr(value))} of type"
+    with pytest.raises(TypeError, match=message):
+        flops_per_token(MODELS["gpt2-small"], 8, training=value)  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match=r"^naive must be True or False, got"):
+        measure_attention_scores_peak(8, naive=value)  # type: ignore[arg-type]
+
+
+def test_numpy_bools_are_bools() -> None:
+    config = MODELS["gpt2-small"]
+    assert flops_per_token(config, 8, training=np.bool_(True)) == flops_per_token(config, 8, True)
+    assert measure_attention_scores_peak(8, naive=np.bool_(False)) > 0

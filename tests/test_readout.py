@@ -79,6 +79,10 @@ def test_training_learns_the_record_period() -> None:
         ({"steps": -1}, ValueError, r"steps must be an integer >= 0, got -1"),
         ({"learning_rate": 0.0}, ValueError, r"learning_rate must be a finite number > 0, got 0.0"),
         ({"learning_rate": math.nan}, ValueError, r"learning_rate must be .* got nan"),
+        ({"learning_rate": "0.1"}, TypeError, r"^learning_rate must be a number > 0, got '0.1'"),
+        ({"use_positions": "no"}, TypeError, r"^use_positions must be True or False, got 'no'"),
+        ({"use_positions": 0}, TypeError, r"^use_positions must be True or False, got 0 of"),
+        ({"random_offset": "yes"}, TypeError, r"^random_offset must be True or False, got 'yes'"),
     ],
 )
 def test_config_refuses_bad_values(kwargs: dict, error: type, message: str) -> None:

@@ -17,7 +17,7 @@ from numpy.typing import ArrayLike, DTypeLike, NDArray
 
 from ._checks import check_bool, check_float_dtype, check_int, check_seed
 from .measure import peak_bytes
-from .models import ModelConfig
+from .models import ModelConfig, check_config
 
 
 def _product_of_sizes(**sizes: int) -> int:
@@ -151,8 +151,11 @@ def flops_per_token(config: ModelConfig, seq_len: int, training: bool = False) -
     backward pass does two products for each of the forward's one).
 
     Raises:
+        TypeError: ``config`` is not a :class:`ModelConfig` (as
+            :func:`~gptembed.models.check_config`).
         TypeError, ValueError: ``seq_len`` is not an integer >= 0, or ``training`` not a bool.
     """
+    config = check_config(config)
     seq_len = check_int("seq_len", seq_len, minimum=0)
     d, n_layers = config.embed_dim, config.n_layers
     passes = 3 if check_bool("training", training) else 1
@@ -165,6 +168,9 @@ def attention_flops_share(config: ModelConfig, seq_len: int) -> float:
     """Fraction of a token's forward FLOPs spent on attention at ``seq_len``.
 
     See :func:`flops_per_token` for the count (the same for training, which triples both).
+
+    Raises:
+        TypeError, ValueError: as :func:`flops_per_token`.
     """
     return flops_per_token(config, seq_len).attention_share
 
@@ -174,6 +180,9 @@ def attention_flops_parity(config: ModelConfig) -> int:
 
     Exact: the smallest whole ``n`` with ``4 L n d >= 2 (12 L d^2 + V d)``, which is
     ``ceil(6 d + V / (2 L))``. It depends on the width, not (much) on the depth.
+
+    Raises:
+        TypeError: ``config`` is not a :class:`ModelConfig`.
     """
     weights = flops_per_token(config, 0).weights
     attention_per_position = 4 * config.n_layers * config.embed_dim

@@ -27,7 +27,7 @@ def cross_entropy(logits: ArrayLike, targets: ArrayLike) -> tuple[float, NDArray
 
     Raises:
         TypeError: the targets are not integers.
-        ValueError: the shapes do not match, or a target is outside ``[0, V)``.
+        ValueError: the shapes do not match, no targets, or a target is outside ``[0, V)``.
     """
     z = np.asarray(logits, dtype=np.float64)
     n_classes = z.shape[-1] if z.ndim else 0
@@ -36,6 +36,11 @@ def cross_entropy(logits: ArrayLike, targets: ArrayLike) -> tuple[float, NDArray
         raise ValueError(
             f"targets must have the logits' shape without the last axis, {z.shape[:-1]}, "
             f"got {y.shape}"
+        )
+    if y.size == 0:
+        raise ValueError(
+            f"cross_entropy needs at least one target, got shape {y.shape}: a mean over no "
+            "targets is undefined"
         )
     check_in_range("target id", y, n_classes, "targets")
     rows = z.reshape(-1, n_classes)  # (N, V)
@@ -46,7 +51,7 @@ def cross_entropy(logits: ArrayLike, targets: ArrayLike) -> tuple[float, NDArray
     picked = shifted[np.arange(flat.size), flat] - np.log(sums[:, 0])  # (N,) log-probabilities
     probs /= sums
     probs[np.arange(flat.size), flat] -= 1.0
-    n = max(flat.size, 1)
+    n = flat.size
     probs /= n
     return float(-picked.sum() / n), probs.reshape(z.shape)
 

@@ -60,6 +60,14 @@ def test_cross_entropy_refuses_bad_targets(
         cross_entropy(logits, targets)
 
 
+def test_cross_entropy_of_no_targets_is_refused() -> None:
+    """An empty batch once scored -0.0: a mean over nothing, with a sign."""
+    with pytest.raises(ValueError, match=r"^cross_entropy needs at least one target, got shape"):
+        cross_entropy(np.zeros((0, 3)), np.zeros(0, dtype=int))
+    with pytest.raises(ValueError, match=r"got shape \(2, 0\): a mean over no targets"):
+        cross_entropy(np.zeros((2, 0, 3)), np.zeros((2, 0), dtype=int))
+
+
 def test_adam_first_step_moves_each_weight_by_the_learning_rate() -> None:
     """With bias correction, step one is lr * g / (|g| + eps): the sign of g, scaled by lr."""
     params = {"w": np.array([1.0, -2.0, 3.0]), "frozen": np.zeros(2)}

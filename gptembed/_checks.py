@@ -113,6 +113,21 @@ def check_float(
     return number
 
 
+def check_type(name: str, value: object, kind: type) -> Any:
+    """Return ``value`` if it is an instance of ``kind``.
+
+    Raises:
+        TypeError: it is not, naming what it is.
+    """
+    if not isinstance(value, kind):
+        article = "an" if kind.__name__[0] in "AEIOU" else "a"
+        raise TypeError(
+            f"{name} must be {article} {kind.__name__}, got {value!r} of type "
+            f"{type(value).__name__}"
+        )
+    return value
+
+
 def check_float_dtype(dtype: DTypeLike) -> np.dtype:
     """Return ``dtype`` resolved if it is a floating dtype (float16, float32, float64, ...).
 
@@ -137,8 +152,9 @@ def as_array(values: ArrayLike) -> NDArray[Any]:
     return array.astype(np.intp) if array.size == 0 and array.dtype.kind == "f" else array
 
 
-def check_integer_array(name: str, values: ArrayLike, limit: int) -> NDArray[np.integer]:
-    """``values`` as an integer array of any shape; ``[0, limit)`` names the range in the message.
+def check_integer_array(name: str, values: ArrayLike, limit: int | None) -> NDArray[np.integer]:
+    """``values`` as an integer array of any shape; ``[0, limit)`` names the range in the message
+    (``None``: no range is named; the caller checks it).
 
     An empty list is accepted as an empty ``intp`` array (:func:`as_array`).
 
@@ -147,7 +163,8 @@ def check_integer_array(name: str, values: ArrayLike, limit: int) -> NDArray[np.
     """
     array = as_array(values)
     if array.dtype.kind not in "iu":
-        raise TypeError(f"{name} must be integers in [0, {limit}), got dtype {array.dtype}")
+        where = "" if limit is None else f" in [0, {limit})"
+        raise TypeError(f"{name} must be integers{where}, got dtype {array.dtype}")
     return array
 
 

@@ -30,7 +30,7 @@ from typing import TypeVar
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from ._checks import as_real_array, check_int, check_int_in_range, check_seed
+from ._checks import as_real_array, check_int, check_int_in_range, check_seed, check_type
 from .embedding import INIT_STD, GPTStyleEmbedding
 from .optim import RunConfig, TrainResult, cross_entropy, fit, named_arrays
 
@@ -63,8 +63,8 @@ class AttentionConfig(RunConfig):
     def __post_init__(self) -> None:
         super().__post_init__()
         for name in ("vocab_size", "seq_len", "embed_dim", "head_dim"):
-            check_int(name, getattr(self, name))
-        _check_offset(self.offset, self.seq_len)
+            self._keep(name, check_int(name, getattr(self, name)))
+        self._keep("offset", _check_offset(self.offset, self.seq_len))
 
 
 def _check_offset(offset: int, seq_len: int) -> int:
@@ -169,7 +169,11 @@ def init_model(config: AttentionConfig) -> AttentionModel:
 
     Nothing else depends on ``use_positions``, so runs with and without a position table start
     from the same point; without positions the table is all zeros.
+
+    Raises:
+        TypeError: ``config`` is not an :class:`AttentionConfig`.
     """
+    config = check_type("config", config, AttentionConfig)
     embedding = GPTStyleEmbedding(
         config.vocab_size, config.seq_len, config.embed_dim, seed=config.seed, dtype=np.float64
     )

@@ -26,13 +26,16 @@ def cross_entropy(logits: ArrayLike, targets: ArrayLike) -> tuple[float, NDArray
         ``(loss, dloss_dlogits)``, the gradient with the logits' shape.
 
     Raises:
-        TypeError: the targets are not integers.
-        ValueError: the shapes do not match, no targets, or a target is outside ``[0, V)``.
+        TypeError: the logits are not real numbers, or the targets not integers.
+        ValueError: no class axis, the shapes do not match, no targets, or a target outside
+            ``[0, V)``.
     """
-    z = np.asarray(logits, dtype=np.float64)
-    n_classes = z.shape[-1] if z.ndim else 0
+    z = as_real_array("logits", logits)
+    if z.ndim < 1 or z.shape[-1] == 0:
+        raise ValueError(f"logits must have a last axis of V >= 1 classes, got shape {z.shape}")
+    n_classes = z.shape[-1]
     y = check_integer_array("targets", targets, n_classes)
-    if z.ndim < 1 or z.shape[:-1] != y.shape:
+    if z.shape[:-1] != y.shape:
         raise ValueError(
             f"targets must have the logits' shape without the last axis, {z.shape[:-1]}, "
             f"got {y.shape}"
@@ -148,11 +151,16 @@ class RunConfig:
     seed: int = 0
 
     def __post_init__(self) -> None:
-        check_int("batch_size", self.batch_size)
-        check_int("steps", self.steps, minimum=0)
-        check_int("seed", self.seed, minimum=0)
-        check_float("learning_rate", self.learning_rate, above=0)
-        check_bool("use_positions", self.use_positions)
+        self._keep("batch_size", check_int("batch_size", self.batch_size))
+        self._keep("steps", check_int("steps", self.steps, minimum=0))
+        self._keep("seed", check_int("seed", self.seed, minimum=0))
+        self._keep("learning_rate", check_float("learning_rate", self.learning_rate, above=0))
+        self._keep("use_positions", check_bool("use_positions", self.use_positions))
+
+    def _keep(self, name: str, value: object) -> None:
+        """Store a checked field as the Python number it was checked as (the config is frozen):
+        a numpy scalar would otherwise be kept, and overflow or upcast later."""
+        object.__setattr__(self, name, value)
 
 
 def named_arrays(model: Any) -> dict[str, NDArray[np.floating]]:

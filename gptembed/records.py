@@ -32,8 +32,11 @@ def encode(text: str) -> NDArray[np.intp]:
     """Ids ``(len(text),)`` of the characters of ``text``.
 
     Raises:
+        TypeError: ``text`` is not a string.
         ValueError: a character is not in :data:`ALPHABET`.
     """
+    if not isinstance(text, str):
+        raise TypeError(f"text must be a string, got {text!r} of type {type(text).__name__}")
     for index, ch in enumerate(text):
         if ch not in _CHAR_TO_ID:
             raise ValueError(

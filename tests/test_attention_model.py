@@ -285,3 +285,16 @@ def test_too_short_sequences_name_the_length_needed(
 def test_make_lookback_checks_its_seed() -> None:
     with pytest.raises(ValueError, match=r"^seed must be an integer >= 0, got -1$"):
         make_lookback(2, 5, 3, 1, seed=-1)
+
+
+def test_config_stores_python_numbers_and_init_checks_its_type() -> None:
+    """numpy scalars were once stored as given; init_model("x") raised AttributeError."""
+    config = AttentionConfig(seq_len=np.int32(6), offset=np.int8(2), head_dim=np.uint8(3))  # type: ignore[arg-type]
+    assert type(config.seq_len) is int and type(config.offset) is int
+    assert type(config.head_dim) is int
+    with pytest.raises(
+        TypeError, match=r"^config must be an AttentionConfig, got 'x' of type str$"
+    ):
+        init_model("x")  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match=r"^config must be an AttentionConfig, got None"):
+        train(None)  # type: ignore[arg-type]

@@ -60,6 +60,27 @@ def test_cross_entropy_refuses_bad_targets(
         cross_entropy(logits, targets)
 
 
+@pytest.mark.parametrize(
+    ("logits", "targets", "error", "message"),
+    [
+        ([["a", "b"]], [0], TypeError, r"^logits must hold real numbers, got dtype <U1$"),
+        (3.0, 0, ValueError, r"^logits must have a last axis of V >= 1 classes, got shape \(\)$"),
+        (
+            np.zeros((2, 0)),
+            [0, 0],
+            ValueError,
+            r"^logits must have a last axis of V >= 1 classes, got shape \(2, 0\)$",
+        ),
+    ],
+)
+def test_cross_entropy_refuses_bad_logits(
+    logits: object, targets: object, error: type, message: str
+) -> None:
+    """Strings once failed in numpy's float conversion; no classes said "must be in [0, 0)"."""
+    with pytest.raises(error, match=message):
+        cross_entropy(logits, targets)  # type: ignore[arg-type]
+
+
 def test_cross_entropy_of_no_targets_is_refused() -> None:
     """An empty batch once scored -0.0: a mean over nothing, with a sign."""
     with pytest.raises(ValueError, match=r"^cross_entropy needs at least one target, got shape"):

@@ -120,3 +120,10 @@ def test_bad_seeds_are_refused(seed: object, error: type, message: str) -> None:
     """numpy's own errors once came from deep inside SeedSequence; True was taken as seed 1."""
     with pytest.raises(error, match=message):
         make_records(2, 5, seed=seed)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("text", [5, ["A", "B"], None])
+def test_encode_needs_a_string(text: object) -> None:
+    """encode(5) once raised "'int' object is not iterable"; a list of letters was encoded."""
+    with pytest.raises(TypeError, match=r"^text must be a string, got .* of type"):
+        encode(text)  # type: ignore[arg-type]

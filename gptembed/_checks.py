@@ -109,7 +109,7 @@ def check_float(
         or (minimum is not None and not number >= minimum)
         or (below is not None and not number < below)
     ):
-        raise ValueError(f"{name} must be a finite number{wanted}, got {value!r}")
+        raise ValueError(f"{name} must be a finite number{wanted}, got {value}")
     return number
 
 

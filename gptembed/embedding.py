@@ -7,7 +7,6 @@ numpy arrays a reader can inspect and overwrite.
 
 from __future__ import annotations
 
-import numbers
 from typing import Literal
 
 import numpy as np
@@ -18,6 +17,7 @@ from ._checks import (
     check_float_dtype,
     check_in_range,
     check_int,
+    check_int_in_range,
     check_integer_array,
     check_seed,
 )
@@ -278,14 +278,8 @@ class GPTStyleEmbedding:
             )
         seq_len = ids.shape[-1]
         length = self.max_seq_len
-        if isinstance(start_pos, bool) or not isinstance(start_pos, numbers.Integral):
-            raise TypeError(
-                f"start_pos must be an integer in [0, {length}], got {start_pos!r} "
-                f"of type {type(start_pos).__name__}"
-            )
-        start_pos = int(start_pos)  # a numpy scalar would overflow or upcast in the sums below
-        if not 0 <= start_pos <= length:
-            raise ValueError(f"start_pos must be in [0, {length}], got {start_pos}")
+        # an int: a numpy scalar would overflow or upcast in the sums below
+        start_pos = check_int_in_range("start_pos", start_pos, 0, length)
         check_in_range("token id", ids, self.vocab_size, "ids")
         if position_ids is None:
             if start_pos + seq_len > length:
@@ -306,8 +300,8 @@ class GPTStyleEmbedding:
                 f"got {pos.shape}"
             )
         check_in_range("position id", pos, length, "positions")
-        pos = np.broadcast_to(pos.astype(np.intp, copy=False), ids.shape)
-        return ids.astype(np.intp, copy=False), pos
+        shared = np.broadcast_to(pos.astype(np.intp, copy=False), ids.shape)
+        return ids.astype(np.intp, copy=False), shared
 
     def forward(
         self, token_ids: ArrayLike, start_pos: int = 0, *, position_ids: ArrayLike | None = None

@@ -69,8 +69,11 @@ def loglog_slope(xs: ArrayLike, ys: ArrayLike) -> float:
     y = check_real_array("ys", ys)
     if x.ndim != 1 or x.shape != y.shape:
         raise ValueError(f"xs and ys must be 1-D of one length, got shapes {x.shape} and {y.shape}")
-    if x.size < 2 or np.unique(x).size < 2:
-        raise ValueError(f"need at least two distinct x values, got {x.size} points")
+    distinct = np.unique(x).size
+    if distinct < 2:
+        raise ValueError(
+            f"need at least two distinct x values, got {distinct} (xs holds {x.size} values)"
+        )
     if (x <= 0).any() or (y <= 0).any():
         raise ValueError("xs and ys must all be > 0 to take logarithms")
     slope, _ = np.polyfit(np.log(x), np.log(y), 1)

@@ -65,8 +65,9 @@ def test_loglog_slope_of_measured_scores_is_two() -> None:
     ("xs", "ys", "message"),
     [
         ([1, 2, 3], [1, 2], r"xs and ys must be 1-D of one length, got shapes \(3,\) and \(2,\)"),
-        ([2], [4], r"need at least two distinct x values, got 1 points"),
-        ([2, 2], [4, 5], r"need at least two distinct x values"),
+        ([2], [4], r"^need at least two distinct x values, got 1 \(xs holds 1 values\)$"),
+        ([2, 2], [4, 5], r"^need at least two distinct x values, got 1 \(xs holds 2 values\)$"),
+        ([], [], r"^need at least two distinct x values, got 0 \(xs holds 0 values\)$"),
         ([0, 2], [4, 5], r"xs and ys must all be > 0"),
         ([1, 2], [4, -5], r"xs and ys must all be > 0"),
         ([1, np.inf], [4, 5], r"^xs holds inf at index \(1,\): every value must be finite$"),

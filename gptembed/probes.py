@@ -18,12 +18,14 @@ def _rows(table: ArrayLike, minimum: int = 0, purpose: str = "") -> NDArray[np.f
 
     Raises:
         TypeError: the table does not hold real numbers.
-        ValueError: not 2-D, a NaN or an infinity, or fewer than ``minimum`` rows (the message
-            ends with ``purpose``).
+        ValueError: not 2-D, no columns, a NaN or an infinity, or fewer than ``minimum`` rows
+            (the message ends with ``purpose``).
     """
     rows = check_real_array("table", table)
     if rows.ndim != 2:
         raise ValueError(f"table must be a 2-D (L, D) array, got shape {rows.shape}")
+    if rows.shape[1] == 0:
+        raise ValueError(f"table must be a 2-D (L, D) array with D >= 1, got shape {rows.shape}")
     if len(rows) < minimum:
         raise ValueError(f"table must have at least {minimum} rows{purpose}, got {len(rows)}")
     return rows

@@ -161,6 +161,17 @@ def test_a_nested_measurement_reports_its_own_peak() -> None:
     assert 8 * MB_80 + 8_000_000 <= outer_peak <= 8 * MB_80 + 8_000_000 + 256 * 1024
 
 
+def test_a_measurement_that_raises_leaves_nothing_behind() -> None:
+    def fails() -> None:
+        np.ones(MB_80).sum()
+        raise RuntimeError("inside")
+
+    with pytest.raises(RuntimeError, match="inside"):
+        peak_bytes(lambda: peak_bytes(fails))
+    assert not tracemalloc.is_tracing()
+    assert 8_000_000 <= peak_bytes(lambda: np.ones(1_000_000).sum()) <= 8_000_000 + 64 * 1024
+
+
 def test_peak_bytes_refuses_what_it_cannot_call() -> None:
     with pytest.raises(TypeError, match=r"^fn must be a callable taking no arguments, got 3$"):
         peak_bytes(3)  # type: ignore[arg-type]

@@ -105,3 +105,12 @@ def test_too_few_rows_names_the_rows_needed(call: Callable[[], object], message:
     """These once said "n_folds must be at most 0" or "lag must be in [1, 0]": no valid value."""
     with pytest.raises(ValueError, match=message):
         call()
+
+
+@pytest.mark.parametrize("probe", PROBES.values(), ids=PROBES.keys())
+def test_every_probe_refuses_a_table_of_width_zero(probe: Callable[[np.ndarray], object]) -> None:
+    """cosine_similarity_matrix of (L, 0) rows once returned all zeros: a similarity of nothing."""
+    with pytest.raises(
+        ValueError, match=r"^table must be a 2-D \(L, D\) array with D >= 1, got shape \(16, 0\)$"
+    ):
+        probe(np.zeros((16, 0)))

@@ -26,20 +26,106 @@ def check_int(name: str, value: object, *, minimum: int = 1) -> int:
     return int(value)
 
 
-def check_positive_float(name: str, value: object) -> float:
-    """Return ``value`` as a ``float`` if it is a finite real number ``> 0`` (not a bool).
+def check_int_in_range(name: str, value: object, low: int, high: int, where: str = "") -> int:
+    """Return ``value`` as an ``int`` if it is an integer in ``[low, high]``.
+
+    ``where`` ends the range's phrase (e.g. ``" for this table"``). The range must not be empty:
+    a caller whose range can be empty refuses that first, saying why (a message such as "must be
+    in [1, 0]" names no valid value).
 
     Raises:
-        ValueError: anything else, naming the value.
+        TypeError: ``value`` is not an integer (bools, floats and strings are refused).
+        ValueError: ``value`` is outside ``[low, high]``.
     """
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise TypeError(
+            f"{name} must be an integer in [{low}, {high}]{where}, got {value!r} "
+            f"of type {type(value).__name__}"
+        )
+    number = int(value)
+    if not low <= number <= high:
+        raise ValueError(f"{name} must be in [{low}, {high}]{where}, got {number}")
+    return number
+
+
+def check_seed(seed: object) -> int | None:
+    """Return a seed for ``np.random.default_rng``: ``None`` (fresh entropy) or an ``int >= 0``.
+
+    Raises:
+        TypeError, ValueError: as :func:`check_int` with ``minimum=0``.
+    """
+    return None if seed is None else check_int("seed", seed, minimum=0)
+
+
+def check_bool(name: str, value: object) -> bool:
+    """Return ``value`` as a ``bool`` if it is one (Python's or numpy's).
+
+    A truthy string such as ``"no"`` or a number would otherwise count as True.
+
+    Raises:
+        TypeError: anything else, naming the value.
+    """
+    if not isinstance(value, (bool, np.bool_)):
+        raise TypeError(
+            f"{name} must be True or False, got {value!r} of type {type(value).__name__}"
+        )
+    return bool(value)
+
+
+def check_float(
+    name: str,
+    value: object,
+    *,
+    above: float | None = None,
+    minimum: float | None = None,
+    below: float | None = None,
+) -> float:
+    """Return ``value`` as a ``float`` if it is a finite real number in the given range.
+
+    Args:
+        above, minimum, below: the range, ``value > above``, ``value >= minimum``,
+            ``value < below``; each optional.
+
+    Raises:
+        TypeError: ``value`` is not a real number (bools and strings are refused).
+        ValueError: ``value`` is NaN, infinite or outside the range.
+    """
+    bounds = []
+    if above is not None:
+        bounds.append(f"> {above:g}")
+    if minimum is not None:
+        bounds.append(f">= {minimum:g}")
+    if below is not None:
+        bounds.append(f"< {below:g}")
+    wanted = " " + " and ".join(bounds) if bounds else ""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise TypeError(
+            f"{name} must be a number{wanted}, got {value!r} of type {type(value).__name__}"
+        )
+    number = float(value)
     if (
-        isinstance(value, bool)
-        or not isinstance(value, numbers.Real)
-        or not math.isfinite(value)
-        or value <= 0
+        not math.isfinite(number)
+        or (above is not None and not number > above)
+        or (minimum is not None and not number >= minimum)
+        or (below is not None and not number < below)
     ):
-        raise ValueError(f"{name} must be a finite number > 0, got {value!r}")
-    return float(value)
+        raise ValueError(f"{name} must be a finite number{wanted}, got {value}")
+    return number
+
+
+def check_type(name: str, value: object, kind: type) -> Any:
+    """Return ``value`` if it is an instance of ``kind``.
+
+    Raises:
+        TypeError: it is not, naming what it is.
+    """
+    if not isinstance(value, kind):
+        article = "an" if kind.__name__[0] in "AEIOU" else "a"
+        raise TypeError(
+            f"{name} must be {article} {kind.__name__}, got {value!r} of type "
+            f"{type(value).__name__}"
+        )
+    return value
 
 
 def check_float_dtype(dtype: DTypeLike) -> np.dtype:
@@ -66,8 +152,9 @@ def as_array(values: ArrayLike) -> NDArray[Any]:
     return array.astype(np.intp) if array.size == 0 and array.dtype.kind == "f" else array
 
 
-def check_integer_array(name: str, values: ArrayLike, limit: int) -> NDArray[np.integer]:
-    """``values`` as an integer array of any shape; ``[0, limit)`` names the range in the message.
+def check_integer_array(name: str, values: ArrayLike, limit: int | None) -> NDArray[np.integer]:
+    """``values`` as an integer array of any shape; ``[0, limit)`` names the range in the message
+    (``None``: no range is named; the caller checks it).
 
     An empty list is accepted as an empty ``intp`` array (:func:`as_array`).
 
@@ -76,7 +163,8 @@ def check_integer_array(name: str, values: ArrayLike, limit: int) -> NDArray[np.
     """
     array = as_array(values)
     if array.dtype.kind not in "iu":
-        raise TypeError(f"{name} must be integers in [0, {limit}), got dtype {array.dtype}")
+        where = "" if limit is None else f" in [0, {limit})"
+        raise TypeError(f"{name} must be integers{where}, got dtype {array.dtype}")
     return array
 
 
@@ -96,3 +184,41 @@ def check_in_range(what: str, array: NDArray[np.integer], limit: int, noun: str)
         raise ValueError(
             f"{what} {bad} at index {where} is out of range: {noun} must be in [0, {limit})"
         )
+
+
+def as_real_array(
+    name: str, values: ArrayLike, dtype: DTypeLike | None = np.float64
+) -> NDArray[Any]:
+    """``values`` as an array of ``dtype`` (no copy if it already is one), if they are real numbers.
+
+    ``dtype=None`` keeps a floating dtype and makes integers float64.
+
+    Raises:
+        TypeError: the values are not real numbers (bools, complex, strings, objects).
+    """
+    array = np.asarray(values)
+    if array.dtype.kind not in "iuf":
+        raise TypeError(f"{name} must hold real numbers, got dtype {array.dtype}")
+    if dtype is None:
+        dtype = array.dtype if array.dtype.kind == "f" else np.float64
+    return array.astype(dtype, copy=False)
+
+
+def check_real_array(name: str, values: ArrayLike) -> NDArray[np.float64]:
+    """``values`` as a ``float64`` array of any shape, every value a finite real number.
+
+    One pass over the values (``np.isfinite``): cheap beside any analysis of them, and it keeps a
+    NaN or an infinity out of LAPACK, which may raise, return NaN or never return.
+
+    Raises:
+        TypeError: as :func:`as_real_array`.
+        ValueError: a NaN or an infinity, named with its index.
+    """
+    array = as_real_array(name, values)
+    finite = np.isfinite(array)
+    if not finite.all():
+        where = tuple(int(i) for i in np.argwhere(~finite)[0])
+        raise ValueError(
+            f"{name} holds {array[where]} at index {where}: every value must be finite"
+        )
+    return array

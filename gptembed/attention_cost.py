@@ -13,11 +13,11 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-from numpy.typing import DTypeLike, NDArray
+from numpy.typing import ArrayLike, DTypeLike, NDArray
 
-from ._checks import check_float_dtype, check_int
+from ._checks import check_bool, check_float_dtype, check_int, check_seed
 from .measure import peak_bytes
-from .models import ModelConfig
+from .models import ModelConfig, check_config
 
 
 def _product_of_sizes(**sizes: int) -> int:
@@ -151,11 +151,14 @@ def flops_per_token(config: ModelConfig, seq_len: int, training: bool = False) -
     backward pass does two products for each of the forward's one).
 
     Raises:
-        TypeError, ValueError: ``seq_len`` is not an integer >= 0.
+        TypeError: ``config`` is not a :class:`ModelConfig` (as
+            :func:`~gptembed.models.check_config`).
+        TypeError, ValueError: ``seq_len`` is not an integer >= 0, or ``training`` not a bool.
     """
+    config = check_config(config)
     seq_len = check_int("seq_len", seq_len, minimum=0)
     d, n_layers = config.embed_dim, config.n_layers
-    passes = 3 if training else 1
+    passes = 3 if check_bool("training", training) else 1
     weights = 2 * (12 * n_layers * d * d + config.vocab_size * d)
     attention = 4 * n_layers * seq_len * d
     return FlopsPerToken(weights=passes * weights, attention=passes * attention)
@@ -165,6 +168,9 @@ def attention_flops_share(config: ModelConfig, seq_len: int) -> float:
     """Fraction of a token's forward FLOPs spent on attention at ``seq_len``.
 
     See :func:`flops_per_token` for the count (the same for training, which triples both).
+
+    Raises:
+        TypeError, ValueError: as :func:`flops_per_token`.
     """
     return flops_per_token(config, seq_len).attention_share
 
@@ -174,23 +180,69 @@ def attention_flops_parity(config: ModelConfig) -> int:
 
     Exact: the smallest whole ``n`` with ``4 L n d >= 2 (12 L d^2 + V d)``, which is
     ``ceil(6 d + V / (2 L))``. It depends on the width, not (much) on the depth.
+
+    Raises:
+        TypeError: ``config`` is not a :class:`ModelConfig`.
     """
     weights = flops_per_token(config, 0).weights
     attention_per_position = 4 * config.n_layers * config.embed_dim
     return -(-weights // attention_per_position)
 
 
-def attention_probs(q: NDArray[np.floating], k: NDArray[np.floating]) -> NDArray[np.floating]:
-    """``softmax(q k^T / sqrt(d))`` for one head, in one ``(n, n)`` buffer updated in place.
+def _queries_and_keys(
+    q: ArrayLike, k: ArrayLike
+) -> tuple[NDArray[np.floating], NDArray[np.floating]]:
+    """``q`` ``(..., n, d)`` and ``k`` ``(..., m, d)`` as arrays (no copy), checked.
+
+    Raises:
+        TypeError: not floating point, or two dtypes.
+        ValueError: fewer than 2 axes, widths or batch shapes that differ, ``d = 0``, or no
+            keys for some queries.
+    """
+    arrays = np.asarray(q), np.asarray(k)
+    for name, array, rows in zip("qk", arrays, "nm", strict=True):
+        if array.ndim < 2:
+            raise ValueError(f"{name} must have shape (..., {rows}, d), got {array.shape}")
+        if array.dtype.kind != "f":
+            raise TypeError(f"{name} must be floating point, got dtype {array.dtype}")
+    queries, keys = arrays
+    if queries.shape[:-2] != keys.shape[:-2] or queries.shape[-1] != keys.shape[-1]:
+        raise ValueError(
+            "q and k must have one width d and one batch shape: got "
+            f"{queries.shape} and {keys.shape}"
+        )
+    if queries.shape[-1] == 0:
+        raise ValueError("q and k must be at least 1 wide, got d = 0")
+    if keys.shape[-2] == 0 and queries.shape[-2] > 0:
+        raise ValueError(
+            f"k must hold at least one key for {queries.shape[-2]} queries to attend to, "
+            f"got shape {keys.shape}"
+        )
+    if queries.dtype != keys.dtype:
+        raise TypeError(f"q and k must share one dtype, got {queries.dtype} and {keys.dtype}")
+    return queries, keys
+
+
+def attention_probs(q: ArrayLike, k: ArrayLike) -> NDArray[np.floating]:
+    """``softmax(q k^T / sqrt(d))`` for one head, in one ``(n, m)`` buffer updated in place.
 
     Args:
-        q, k: ``(n, d)`` queries and keys of one dtype.
+        q, k: ``(n, d)`` queries and ``(m, d)`` keys of one floating dtype (usually ``m = n``);
+            or a batch of heads, ``(..., n, d)`` and ``(..., m, d)`` with the same leading axes.
 
     Returns:
-        The ``(n, n)`` attention probabilities; each row sums to 1. The only full-size array
-        allocated is the result itself.
+        The ``(..., n, m)`` attention probabilities; each row sums to 1. The only full-size
+        array allocated is the result itself.
+
+    Raises:
+        TypeError, ValueError: as the checks of shapes and dtypes say (1-D or int inputs, two
+            widths, no keys).
     """
-    scores = np.matmul(q, k.T)  # (n, n): the one full-size allocation; BLAS reads k.T in place
+    q, k = _queries_and_keys(q, k)
+    # (..., n, m): the one full-size allocation; BLAS reads the transposed view in place
+    scores = np.matmul(q, k.swapaxes(-1, -2))
+    if scores.size == 0:
+        return scores
     # A Python float: an np.float64 scale would make numpy cast float32 scores to float64 and
     # back through 128 KiB of buffers.
     scores *= 1.0 / math.sqrt(q.shape[-1])
@@ -199,7 +251,7 @@ def attention_probs(q: NDArray[np.floating], k: NDArray[np.floating]) -> NDArray
     # keeps the peak at the scores plus O(n) from short sequences up.
     old_bufsize = np.setbufsize(16)
     try:
-        scores -= scores.max(axis=-1, keepdims=True)  # (n, 1) temporary: stable softmax
+        scores -= scores.max(axis=-1, keepdims=True)  # (..., n, 1) temporary: stable softmax
         np.exp(scores, out=scores)
         scores /= scores.sum(axis=-1, keepdims=True)
     finally:
@@ -207,9 +259,12 @@ def attention_probs(q: NDArray[np.floating], k: NDArray[np.floating]) -> NDArray
     return scores
 
 
-def naive_attention_probs(q: NDArray[np.floating], k: NDArray[np.floating]) -> NDArray[np.floating]:
-    """Textbook :func:`attention_probs`: each step allocates a new ``(n, n)`` array."""
-    scores = q @ k.T / math.sqrt(q.shape[-1])
+def naive_attention_probs(q: ArrayLike, k: ArrayLike) -> NDArray[np.floating]:
+    """Textbook :func:`attention_probs`: each step allocates a new ``(..., n, m)`` array."""
+    q, k = _queries_and_keys(q, k)
+    scores = q @ k.swapaxes(-1, -2) / math.sqrt(q.shape[-1])
+    if scores.size == 0:
+        return scores
     weights = np.exp(scores - scores.max(axis=-1, keepdims=True))
     return weights / weights.sum(axis=-1, keepdims=True)
 
@@ -230,13 +285,14 @@ def measure_attention_scores_peak(
 
     Raises:
         TypeError: ``dtype`` is not floating (integers and complex are refused).
-        TypeError, ValueError: ``seq_len`` or ``head_dim`` is not a positive integer.
+        TypeError, ValueError: ``seq_len`` or ``head_dim`` is not a positive integer, ``naive``
+            is not a bool, or ``seed`` not an integer >= 0.
     """
     seq_len = check_int("seq_len", seq_len)
     head_dim = check_int("head_dim", head_dim)
     resolved = check_float_dtype(dtype)
-    rng = np.random.default_rng(seed)
+    fn = naive_attention_probs if check_bool("naive", naive) else attention_probs
+    rng = np.random.default_rng(check_seed(seed))
     q = rng.standard_normal((seq_len, head_dim)).astype(resolved)
     k = rng.standard_normal((seq_len, head_dim)).astype(resolved)
-    fn = naive_attention_probs if naive else attention_probs
     return peak_bytes(lambda: fn(q, k))

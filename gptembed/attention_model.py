@@ -30,7 +30,15 @@ from typing import TypeVar
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from ._checks import check_in_range, check_int, check_integer_array
+from ._checks import (
+    as_real_array,
+    check_in_range,
+    check_int,
+    check_int_in_range,
+    check_integer_array,
+    check_seed,
+    check_type,
+)
 from .embedding import INIT_STD, GPTStyleEmbedding
 from .optim import RunConfig, TrainResult, cross_entropy, fit, named_arrays
 
@@ -63,10 +71,22 @@ class AttentionConfig(RunConfig):
     def __post_init__(self) -> None:
         super().__post_init__()
         for name in ("vocab_size", "seq_len", "embed_dim", "head_dim"):
-            check_int(name, getattr(self, name))
-        offset = check_int("offset", self.offset)
-        if offset >= self.seq_len:
-            raise ValueError(f"offset must be in [1, {self.seq_len - 1}], got {offset}")
+            self._keep(name, check_int(name, getattr(self, name)))
+        self._keep("offset", _check_offset(self.offset, self.seq_len))
+
+
+def _check_offset(offset: int, seq_len: int) -> int:
+    """``offset`` as an ``int`` in ``[1, seq_len - 1]`` (``seq_len`` already checked).
+
+    Raises:
+        TypeError, ValueError: ``offset`` is not such an integer, or ``seq_len < 2``, which
+            leaves no room for one.
+    """
+    if seq_len < 2:
+        raise ValueError(
+            f"seq_len must be at least 2 for an offset of 1 or more to fit, got {seq_len}"
+        )
+    return check_int_in_range("offset", offset, 1, seq_len - 1)
 
 
 def make_lookback(
@@ -82,15 +102,14 @@ def make_lookback(
         ``(inputs, targets)``, both ``(B, T)``; ``targets[:, :offset]`` is :data:`IGNORE`.
 
     Raises:
-        TypeError, ValueError: a size that is not a positive integer, or ``offset >= seq_len``.
+        TypeError, ValueError: a size that is not a positive integer, ``offset`` not in
+            ``[1, seq_len - 1]``, or a seed that is not an integer >= 0 or a Generator.
     """
     n_sequences = check_int("n_sequences", n_sequences)
     seq_len = check_int("seq_len", seq_len)
     vocab_size = check_int("vocab_size", vocab_size)
-    offset = check_int("offset", offset)
-    if offset >= seq_len:
-        raise ValueError(f"offset must be in [1, {seq_len - 1}], got {offset}")
-    rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
+    offset = _check_offset(offset, seq_len)
+    rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(check_seed(seed))
     inputs = rng.integers(vocab_size, size=(n_sequences, seq_len)).astype(np.intp)
     targets = np.full_like(inputs, IGNORE)
     targets[:, offset:] = inputs[:, :-offset]
@@ -108,9 +127,7 @@ def order_blind_floor(vocab_size: int, seq_len: int, offset: int) -> float:
     """
     vocab_size = check_int("vocab_size", vocab_size)
     seq_len = check_int("seq_len", seq_len)
-    offset = check_int("offset", offset)
-    if offset >= seq_len:
-        raise ValueError(f"offset must be in [1, {seq_len - 1}], got {offset}")
+    offset = _check_offset(offset, seq_len)
     p = 1.0 / vocab_size
     losses = []
     for t in range(offset, seq_len):
@@ -143,14 +160,12 @@ def order_blind_probs(inputs: ArrayLike, vocab_size: int, offset: int) -> NDArra
             ``offset`` outside ``[1, T - 1]``.
     """
     vocab_size = check_int("vocab_size", vocab_size)
-    offset = check_int("offset", offset)
     ids = check_integer_array("inputs", inputs, vocab_size)
     if ids.ndim != 2:
         raise ValueError(f"inputs must have shape (B, T), got {ids.shape}")
     check_in_range("id", ids, vocab_size, "ids")
     seq_len = ids.shape[1]
-    if offset >= seq_len:
-        raise ValueError(f"offset must be in [1, {seq_len - 1}], got {offset}")
+    offset = _check_offset(offset, seq_len)
     seen = np.cumsum(np.eye(vocab_size)[ids], axis=1)  # (B, T, V): counts at positions 0..t
     probs = np.full((*ids.shape, vocab_size), 1.0 / vocab_size)
     earlier = np.arange(offset, seq_len)  # queries t; their earlier ids are 0 .. t-1
@@ -191,7 +206,11 @@ def init_model(config: AttentionConfig) -> AttentionModel:
 
     Nothing else depends on ``use_positions``, so runs with and without a position table start
     from the same point; without positions the table is all zeros.
+
+    Raises:
+        TypeError: ``config`` is not an :class:`AttentionConfig`.
     """
+    config = check_type("config", config, AttentionConfig)
     embedding = GPTStyleEmbedding(
         config.vocab_size, config.seq_len, config.embed_dim, seed=config.seed, dtype=np.float64
     )
@@ -229,17 +248,13 @@ class Forward:
     logits: NDArray[np.float64]
 
 
-def _allowed(seq_len: int, attention_mask: ArrayLike | None, batch: int) -> NDArray[np.bool_]:
-    """``(B, T, T)``: key ``j <= i``, and key ``j`` is a real token where a mask is given."""
+def _allowed(seq_len: int, mask: NDArray[np.generic] | None, batch: int) -> NDArray[np.bool_]:
+    """``(B, T, T)``: key ``j <= i``, and key ``j`` is a real token where a ``(B, T)`` mask is
+    given (its shape already checked)."""
     causal = np.tril(np.ones((seq_len, seq_len), dtype=bool))  # (T, T)
     allowed = np.broadcast_to(causal, (batch, seq_len, seq_len))
-    if attention_mask is None:
+    if mask is None:
         return allowed
-    mask = np.asarray(attention_mask)
-    if mask.shape != (batch, seq_len):
-        raise ValueError(
-            f"attention_mask must have the ids' shape {(batch, seq_len)}, got {mask.shape}"
-        )
     if not np.isin(mask, (0, 1)).all():
         raise ValueError("attention_mask must hold only 0 (padding) and 1 (a real token)")
     return allowed & mask.astype(bool)[:, None, :]
@@ -248,7 +263,7 @@ def _allowed(seq_len: int, attention_mask: ArrayLike | None, batch: int) -> NDAr
 def _masked_softmax(scores: NDArray[np.float64], allowed: NDArray[np.bool_]) -> NDArray[np.float64]:
     """Softmax over the last axis among allowed entries; a row with none allowed is all zeros."""
     masked = np.where(allowed, scores, -np.inf)
-    top = masked.max(axis=-1, keepdims=True)
+    top = masked.max(axis=-1, keepdims=True, initial=-np.inf)  # -inf: no keys (T = 0)
     top = np.where(np.isfinite(top), top, 0.0)
     weights = np.where(allowed, np.exp(masked - top), 0.0)
     sums = weights.sum(axis=-1, keepdims=True)
@@ -304,20 +319,22 @@ def forward(
     """
     ids = model.embedding.check_ids(token_ids, start_pos, position_ids=position_ids)
     single = ids.ndim == 1
-    batch_ids = ids[None] if single else ids  # (B, T)
-    n_seq, seq_len = batch_ids.shape
+    seq_len = ids.shape[-1]
     mask = None if attention_mask is None else np.asarray(attention_mask)
-    if mask is not None and single:
-        mask = mask[None]
-    x = model.embedding.forward(batch_ids, start_pos, position_ids=position_ids)  # (B, T, D)
+    if mask is not None and mask.shape != ids.shape:
+        raise ValueError(f"attention_mask must have the ids' shape {ids.shape}, got {mask.shape}")
+    s = None if scores is None else as_real_array("scores", scores)
+    if s is not None and s.shape != (*ids.shape, seq_len):
+        raise ValueError(f"scores must have shape {(*ids.shape, seq_len)}, got {s.shape}")
+    if single:  # a batch of one until the end; shapes were checked as given
+        ids = ids[None]
+        mask = None if mask is None else mask[None]
+        s = None if s is None else s[None]
+    n_seq = len(ids)
+    x = model.embedding.forward(ids, start_pos, position_ids=position_ids)  # (B, T, D)
     q, k, v = _project(model, x)  # (B, T, H) each
-    if scores is None:
+    if s is None:
         s = _scores(model, q, k)  # (B, T, T)
-    else:
-        s = np.asarray(scores, dtype=np.float64)
-        s = s[None] if single and s.ndim == 2 else s
-        if s.shape != (n_seq, seq_len, seq_len):
-            raise ValueError(f"scores must have shape {(n_seq, seq_len, seq_len)}, got {s.shape}")
     allowed = _allowed(seq_len, mask, n_seq)
     probs = _masked_softmax(s, allowed)
     out, logits = _read_out(model, probs, v)
@@ -495,9 +512,17 @@ def term_spread(terms: ScoreTerms) -> dict[str, float]:
 
     Returns:
         The four names of :meth:`ScoreTerms.as_dict` and ``"total"``, each a variance.
+
+    Raises:
+        ValueError: the terms are for fewer than 2 positions.
     """
     named = {**terms.as_dict(), "total": terms.total()}
     seq_len = named["total"].shape[-1]
+    if seq_len < 2:
+        raise ValueError(
+            f"term_spread needs at least 2 positions, got {seq_len}: a query must have two "
+            "keys for a term to spread over"
+        )
     spread = {}
     for name, term in named.items():
         rows = [term[..., i, : i + 1].var(axis=-1).mean() for i in range(1, seq_len)]
@@ -560,17 +585,26 @@ def decode(
     Raises:
         TypeError, ValueError: as :meth:`GPTStyleEmbedding.check_ids` (so a continuation past the
             last row of the position table is refused), ids that are not ``(B, n)``, or a cache
-            of another batch size.
+            of another batch size or head width.
     """
     past = 0 if cache is None else cache.length
     start = past if start_pos is None else start_pos
     ids = model.embedding.check_ids(token_ids, start)
     if ids.ndim != 2:
         raise ValueError(f"token_ids must have shape (B, n), got {ids.shape}")
-    if cache is not None and cache.keys.shape[0] != ids.shape[0]:
-        raise ValueError(
-            f"the cache holds {cache.keys.shape[0]} sequences, got ids for {ids.shape[0]}"
-        )
+    if cache is not None:
+        shapes = cache.keys.shape, cache.values.shape
+        if any(len(shape) != 3 or shape[2] != model.head_dim for shape in shapes) or (
+            shapes[0] != shapes[1]
+        ):
+            raise ValueError(
+                f"the cache's keys and values must be (B, n, H) with H = {model.head_dim}, "
+                f"got shapes {shapes[0]} and {shapes[1]}"
+            )
+        if shapes[0][0] != ids.shape[0]:
+            raise ValueError(
+                f"the cache holds {shapes[0][0]} sequences, got ids for {ids.shape[0]}"
+            )
     x = model.embedding.forward(ids, start)  # (B, n, D)
     q, k, v = _project(model, x)  # (B, n, H) each
     if cache is not None:

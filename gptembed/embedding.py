@@ -7,13 +7,20 @@ numpy arrays a reader can inspect and overwrite.
 
 from __future__ import annotations
 
-import numbers
 from typing import Literal
 
 import numpy as np
 from numpy.typing import ArrayLike, DTypeLike, NDArray
 
-from ._checks import check_float_dtype, check_in_range, check_int, check_integer_array
+from ._checks import (
+    as_real_array,
+    check_float_dtype,
+    check_in_range,
+    check_int,
+    check_int_in_range,
+    check_integer_array,
+    check_seed,
+)
 from .models import ParameterCounts, embedding_parameter_counts
 
 INIT_STD = 0.02
@@ -107,6 +114,33 @@ def _gather_add(
     return out
 
 
+def _check_table(
+    name: str, table: ArrayLike, other_name: str, other: NDArray[np.floating] | None
+) -> NDArray[np.floating]:
+    """``table`` as an array (no copy) if it can be the layer's table ``name`` beside ``other``.
+
+    Raises:
+        ValueError: not a non-empty 2-D array, or not as wide as ``other``.
+        TypeError: not floating point, or not of ``other``'s dtype.
+    """
+    array = np.asarray(table)
+    if array.ndim != 2 or 0 in array.shape:
+        raise ValueError(f"{name} must be a non-empty 2-D array, got shape {array.shape}")
+    if array.dtype.kind != "f":
+        raise TypeError(f"{name} must be floating point, got dtype {array.dtype}")
+    if other is not None and array.shape[1] != other.shape[1]:
+        raise ValueError(
+            f"{name} must be {other.shape[1]} wide, as {other_name} is, got shape {array.shape}: "
+            "GPTStyleEmbedding.from_tables replaces both tables at once"
+        )
+    if other is not None and array.dtype != other.dtype:
+        raise TypeError(
+            f"{name} must have {other_name}' dtype {other.dtype}, got {array.dtype}: "
+            "GPTStyleEmbedding.from_tables replaces both tables at once"
+        )
+    return array
+
+
 class GPTStyleEmbedding:
     """Learned token embeddings plus learned absolute position embeddings (GPT-2, GPT-3).
 
@@ -114,16 +148,21 @@ class GPTStyleEmbedding:
         vocab_size: rows ``V`` of the token table.
         max_seq_len: rows ``L`` of the position table: the longest sequence the layer accepts.
         embed_dim: width ``D`` of both tables.
-        seed: seed of the layer's own ``np.random.default_rng``; numpy's global state is untouched.
+        seed: an integer >= 0 seeding the layer's own ``np.random.default_rng``, or None for fresh
+            entropy; numpy's global state is untouched.
         dtype: floating dtype of both tables and of the output.
 
     Attributes:
         token_embeddings: ``(V, D)`` array, drawn from N(0, 0.02**2).
         position_embeddings: ``(L, D)`` array, drawn from N(0, 0.02**2) after the token table.
 
+    Either table may be written in place, or replaced by another array (used as it is, not
+    copied) of the same width and dtype, with any number of rows; a replacement is checked when
+    it is set. :meth:`from_tables` replaces both at once.
+
     Raises:
-        TypeError: a size is not an integer, or ``dtype`` is not floating.
-        ValueError: a size is not positive.
+        TypeError: a size or the seed is not an integer, or ``dtype`` is not floating.
+        ValueError: a size is not positive, or the seed is negative.
     """
 
     def __init__(
@@ -138,13 +177,27 @@ class GPTStyleEmbedding:
         max_seq_len = check_int("max_seq_len", max_seq_len)
         embed_dim = check_int("embed_dim", embed_dim)
         resolved = check_float_dtype(dtype)
-        rng = np.random.default_rng(seed)
-        self.token_embeddings: NDArray[np.floating] = _draw_table(
-            rng, (vocab_size, embed_dim), resolved
-        )
-        self.position_embeddings: NDArray[np.floating] = _draw_table(
-            rng, (max_seq_len, embed_dim), resolved
-        )
+        rng = np.random.default_rng(check_seed(seed))
+        self._token = _draw_table(rng, (vocab_size, embed_dim), resolved)
+        self._position = _draw_table(rng, (max_seq_len, embed_dim), resolved)
+
+    @property
+    def token_embeddings(self) -> NDArray[np.floating]:
+        """The ``(V, D)`` token table."""
+        return self._token
+
+    @token_embeddings.setter
+    def token_embeddings(self, table: ArrayLike) -> None:
+        self._token = _check_table("token_embeddings", table, "position_embeddings", self._position)
+
+    @property
+    def position_embeddings(self) -> NDArray[np.floating]:
+        """The ``(L, D)`` position table."""
+        return self._position
+
+    @position_embeddings.setter
+    def position_embeddings(self, table: ArrayLike) -> None:
+        self._position = _check_table("position_embeddings", table, "token_embeddings", self._token)
 
     @classmethod
     def from_tables(
@@ -156,22 +209,11 @@ class GPTStyleEmbedding:
             ValueError: a table is not 2-D or empty, or the widths differ.
             TypeError: a table is not floating point, or the dtypes differ.
         """
-        tok = np.asarray(token_embeddings)
-        pos = np.asarray(position_embeddings)
-        for name, table in (("token_embeddings", tok), ("position_embeddings", pos)):
-            if table.ndim != 2 or 0 in table.shape:
-                raise ValueError(f"{name} must be a non-empty 2-D array, got shape {table.shape}")
-            check_float_dtype(table.dtype)
-        if tok.shape[1] != pos.shape[1]:
-            raise ValueError(
-                f"token and position tables must have the same width, got {tok.shape[1]} "
-                f"and {pos.shape[1]}"
-            )
-        if tok.dtype != pos.dtype:
-            raise TypeError(f"tables must share one dtype, got {tok.dtype} and {pos.dtype}")
         layer = cls.__new__(cls)
-        layer.token_embeddings = tok
-        layer.position_embeddings = pos
+        layer._token = _check_table("token_embeddings", token_embeddings, "", None)
+        layer._position = _check_table(
+            "position_embeddings", position_embeddings, "token_embeddings", layer._token
+        )
         return layer
 
     @property
@@ -236,14 +278,8 @@ class GPTStyleEmbedding:
             )
         seq_len = ids.shape[-1]
         length = self.max_seq_len
-        if isinstance(start_pos, bool) or not isinstance(start_pos, numbers.Integral):
-            raise TypeError(
-                f"start_pos must be an integer in [0, {length}], got {start_pos!r} "
-                f"of type {type(start_pos).__name__}"
-            )
-        start_pos = int(start_pos)  # a numpy scalar would overflow or upcast in the sums below
-        if not 0 <= start_pos <= length:
-            raise ValueError(f"start_pos must be in [0, {length}], got {start_pos}")
+        # an int: a numpy scalar would overflow or upcast in the sums below
+        start_pos = check_int_in_range("start_pos", start_pos, 0, length)
         check_in_range("token id", ids, self.vocab_size, "ids")
         if position_ids is None:
             if start_pos + seq_len > length:
@@ -264,8 +300,8 @@ class GPTStyleEmbedding:
                 f"got {pos.shape}"
             )
         check_in_range("position id", pos, length, "positions")
-        pos = np.broadcast_to(pos.astype(np.intp, copy=False), ids.shape)
-        return ids.astype(np.intp, copy=False), pos
+        shared = np.broadcast_to(pos.astype(np.intp, copy=False), ids.shape)
+        return ids.astype(np.intp, copy=False), shared
 
     def forward(
         self, token_ids: ArrayLike, start_pos: int = 0, *, position_ids: ArrayLike | None = None
@@ -315,11 +351,18 @@ class GPTStyleEmbedding:
         Returns:
             ``(grad_token, grad_position)`` with the shapes ``(V, D)`` and ``(L, D)`` of the tables.
 
+        Sums run in float32 for float16 tables (in float16, 2,048 + 1 is 2,048), then are cast
+        back to the tables' dtype.
+
         Raises:
+            TypeError: ``grad_output`` does not hold real numbers; and as :meth:`check_ids`.
             ValueError: ``grad_output`` does not have the output's shape; and as :meth:`check_ids`.
         """
         ids, positions = self._checked(token_ids, start_pos, position_ids)
-        grad = np.asarray(grad_output, dtype=self.dtype)
+        # Sums run in float32 at least: in float16, 2,048 + 1 rounds back to 2,048, so 4,096
+        # gradients of 1 would sum to 2,048. The results are cast to the tables' dtype at the end.
+        total = np.promote_types(self.dtype, np.float32)
+        grad = as_real_array("grad_output", grad_output, total)
         if grad.shape != (*ids.shape, self.embed_dim):
             raise ValueError(
                 f"grad_output must have the output's shape {(*ids.shape, self.embed_dim)}, "
@@ -327,18 +370,19 @@ class GPTStyleEmbedding:
             )
         # np.zeros (calloc) lets the OS zero a large table page by page as rows are written;
         # np.zeros_like would first write all V*D zeros itself.
-        grad_token = np.zeros(self.token_embeddings.shape, dtype=self.dtype)
-        grad_position = np.zeros(self.position_embeddings.shape, dtype=self.dtype)
-        if ids.size == 0:
-            return grad_token, grad_position
-        rows = grad.reshape(-1, self.embed_dim)  # (B*T, D)
-        # Scatter-add: a repeated index sums its rows (np.add.at, unlike +=, keeps repeats).
-        np.add.at(grad_token, ids.reshape(-1), rows)
-        if isinstance(positions, slice):  # one position per column: sum the batch first
-            grad_position[positions] = grad.reshape(-1, ids.shape[-1], self.embed_dim).sum(0)
-        else:
-            np.add.at(grad_position, positions.reshape(-1), rows)
-        return grad_token, grad_position
+        grad_token = np.zeros(self.token_embeddings.shape, dtype=total)
+        grad_position = np.zeros(self.position_embeddings.shape, dtype=total)
+        if ids.size:
+            rows = grad.reshape(-1, self.embed_dim)  # (B*T, D)
+            # Scatter-add: a repeated index sums its rows (np.add.at, unlike +=, keeps repeats).
+            np.add.at(grad_token, ids.reshape(-1), rows)
+            if isinstance(positions, slice):  # one position per column: sum the batch first
+                grad_position[positions] = grad.reshape(-1, ids.shape[-1], self.embed_dim).sum(0)
+            else:
+                np.add.at(grad_position, positions.reshape(-1), rows)
+        return grad_token.astype(self.dtype, copy=False), grad_position.astype(
+            self.dtype, copy=False
+        )
 
     def extended(
         self,
@@ -357,19 +401,24 @@ class GPTStyleEmbedding:
                 new row ``j`` a copy of learned row ``j mod L``, repeating the table, as Longformer
                 grew RoBERTa's 512 positions to 4,096 (Beltagy, Peters & Cohan 2020,
                 "Longformer: The Long-Document Transformer", arXiv:2004.05150, section 5).
-            seed: seed for the fresh rows.
+            seed: an integer >= 0 seeding the fresh rows, or None. They come from a child of the
+                seed's ``np.random.SeedSequence``, a stream independent of the one a layer made
+                with the same seed draws its tables from: otherwise they would repeat that
+                layer's token rows ``0, 1, ...``.
 
         Returns:
             A :class:`GPTStyleEmbedding` with a ``(L', D)`` position table.
 
         Raises:
-            TypeError: ``max_seq_len`` is not an integer.
-            ValueError: ``max_seq_len < L`` (shrinking), or an unknown ``method``.
+            TypeError: ``max_seq_len`` or ``seed`` is not an integer.
+            ValueError: ``max_seq_len < L`` (shrinking), a negative ``seed``, or an unknown
+                ``method``.
         """
         new_len = check_int("max_seq_len", max_seq_len, minimum=self.max_seq_len)
+        stream = np.random.SeedSequence(check_seed(seed)).spawn(1)[0]
         old = self.position_embeddings
         if method == "fresh":
-            rng = np.random.default_rng(seed)
+            rng = np.random.default_rng(stream)
             extra = _draw_table(rng, (new_len - len(old), self.embed_dim), self.dtype)
             table = np.concatenate([old, extra])
         elif method == "interpolate":

@@ -7,9 +7,16 @@ shows the value when asked to, and the chapter still runs top to bottom.
 
 from __future__ import annotations
 
+from ._checks import check_bool
+
 
 def glue(name: str, value: object, display: bool = False) -> None:
-    """Record ``value`` under ``name`` for the page's prose; show it in the cell if ``display``."""
+    """Record ``value`` under ``name`` for the page's prose; show it in the cell if ``display``.
+
+    Raises:
+        TypeError: ``display`` is not a bool.
+    """
+    display = check_bool("display", display)
     try:
         from myst_nb import glue as myst_glue
     except ImportError:

@@ -52,8 +52,8 @@ class ModelConfig:
         note: how an ambiguous or misprinted published number was read (empty if none was).
 
     Raises:
-        TypeError, ValueError: a size is not a positive integer, or ``n_heads`` does not divide
-            ``embed_dim``.
+        TypeError, ValueError: a size is not a positive integer, ``n_heads`` does not divide
+            ``embed_dim``, or ``source`` or ``note`` is not a string.
     """
 
     vocab_size: int
@@ -67,6 +67,12 @@ class ModelConfig:
     def __post_init__(self) -> None:
         for name in ("vocab_size", "max_seq_len", "embed_dim", "n_layers", "n_heads"):
             object.__setattr__(self, name, check_int(name, getattr(self, name)))
+        for name in ("source", "note"):
+            value = getattr(self, name)
+            if not isinstance(value, str):
+                raise TypeError(
+                    f"{name} must be a string, got {value!r} of type {type(value).__name__}"
+                )
         if self.embed_dim % self.n_heads:
             raise ValueError(
                 f"n_heads {self.n_heads} must divide embed_dim {self.embed_dim}: a head width "
@@ -95,8 +101,33 @@ def embedding_parameter_counts(
     return ParameterCounts(token=token, position=position, total=token + position)
 
 
+def check_config(config: object) -> ModelConfig:
+    """Return ``config`` if it is a :class:`ModelConfig`; a name of one is refused, saying so.
+
+    Raises:
+        TypeError: anything else; for a key of :data:`MODELS`, the message says to pass
+            ``MODELS[key]``.
+    """
+    if isinstance(config, ModelConfig):
+        return config
+    if isinstance(config, str) and config in MODELS:
+        raise TypeError(
+            f"config must be a ModelConfig: pass MODELS[{config!r}], not the name {config!r}"
+        )
+    keys = f" (MODELS' keys: {', '.join(MODELS)})" if isinstance(config, str) else ""
+    raise TypeError(
+        "config must be a ModelConfig such as MODELS['gpt2-small'], got "
+        f"{config!r} of type {type(config).__name__}{keys}"
+    )
+
+
 def config_embedding_counts(config: ModelConfig) -> ParameterCounts:
-    """:func:`embedding_parameter_counts` for a :class:`ModelConfig`."""
+    """:func:`embedding_parameter_counts` for a :class:`ModelConfig`.
+
+    Raises:
+        TypeError: as :func:`check_config`.
+    """
+    config = check_config(config)
     return embedding_parameter_counts(config.vocab_size, config.max_seq_len, config.embed_dim)
 
 
@@ -135,14 +166,30 @@ def gpt_parameter_count(
 
 
 def transformer_parameter_count(config: ModelConfig) -> int:
-    """:func:`gpt_parameter_count` for a :class:`ModelConfig`."""
+    """:func:`gpt_parameter_count` for a :class:`ModelConfig`.
+
+    Raises:
+        TypeError: as :func:`check_config`.
+    """
+    config = check_config(config)
     return gpt_parameter_count(
         config.vocab_size, config.max_seq_len, config.embed_dim, config.n_layers
     )
 
 
 def model_label(name: str) -> str:
-    """Display name of a ``MODELS`` key: ``"gpt3-2.7b"`` -> ``"GPT-3 2.7B"``."""
+    """Display name of a ``MODELS`` key: ``"gpt3-2.7b"`` -> ``"GPT-3 2.7B"``.
+
+    Raises:
+        TypeError: ``name`` is not a string.
+        ValueError: ``name`` is not a key of :data:`MODELS`.
+    """
+    if not isinstance(name, str) or name not in MODELS:
+        error = ValueError if isinstance(name, str) else TypeError
+        raise error(
+            f"name must be a key of MODELS such as 'gpt2-small', got {name!r} "
+            f"(keys: {', '.join(MODELS)})"
+        )
     family, _, size = name.partition("-")
     family = {"gpt2": "GPT-2", "gpt3": "GPT-3"}.get(family, family)
     if size[:1].isdigit() or size == "xl":

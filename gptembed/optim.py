@@ -9,7 +9,14 @@ from typing import Any, Generic, TypeVar
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from ._checks import check_in_range, check_int, check_integer_array, check_positive_float
+from ._checks import (
+    as_real_array,
+    check_bool,
+    check_float,
+    check_in_range,
+    check_int,
+    check_integer_array,
+)
 
 
 def cross_entropy(logits: ArrayLike, targets: ArrayLike) -> tuple[float, NDArray[np.float64]]:
@@ -19,16 +26,24 @@ def cross_entropy(logits: ArrayLike, targets: ArrayLike) -> tuple[float, NDArray
         ``(loss, dloss_dlogits)``, the gradient with the logits' shape.
 
     Raises:
-        TypeError: the targets are not integers.
-        ValueError: the shapes do not match, or a target is outside ``[0, V)``.
+        TypeError: the logits are not real numbers, or the targets not integers.
+        ValueError: no class axis, the shapes do not match, no targets, or a target outside
+            ``[0, V)``.
     """
-    z = np.asarray(logits, dtype=np.float64)
-    n_classes = z.shape[-1] if z.ndim else 0
+    z = as_real_array("logits", logits)
+    if z.ndim < 1 or z.shape[-1] == 0:
+        raise ValueError(f"logits must have a last axis of V >= 1 classes, got shape {z.shape}")
+    n_classes = z.shape[-1]
     y = check_integer_array("targets", targets, n_classes)
-    if z.ndim < 1 or z.shape[:-1] != y.shape:
+    if z.shape[:-1] != y.shape:
         raise ValueError(
             f"targets must have the logits' shape without the last axis, {z.shape[:-1]}, "
             f"got {y.shape}"
+        )
+    if y.size == 0:
+        raise ValueError(
+            f"cross_entropy needs at least one target, got shape {y.shape}: a mean over no "
+            "targets is undefined"
         )
     check_in_range("target id", y, n_classes, "targets")
     rows = z.reshape(-1, n_classes)  # (N, V)
@@ -39,7 +54,7 @@ def cross_entropy(logits: ArrayLike, targets: ArrayLike) -> tuple[float, NDArray
     picked = shifted[np.arange(flat.size), flat] - np.log(sums[:, 0])  # (N,) log-probabilities
     probs /= sums
     probs[np.arange(flat.size), flat] -= 1.0
-    n = max(flat.size, 1)
+    n = flat.size
     probs /= n
     return float(-picked.sum() / n), probs.reshape(z.shape)
 
@@ -49,8 +64,14 @@ class Adam:
     """Adam (Kingma & Ba) with bias correction; :meth:`step` updates arrays in place.
 
     Attributes:
-        learning_rate: step size.
-        beta1, beta2, eps: the usual constants.
+        learning_rate: step size, > 0.
+        beta1, beta2: decay rates of the moment estimates, in ``[0, 1)``.
+        eps: added to the root of the second moment, > 0.
+        t: steps taken so far.
+
+    Raises:
+        TypeError, ValueError: a constant outside its range, NaN or infinite, or ``t`` that is
+            not an integer >= 0.
     """
 
     learning_rate: float
@@ -61,12 +82,47 @@ class Adam:
     m: dict[str, NDArray[np.floating]] = field(default_factory=dict)
     v: dict[str, NDArray[np.floating]] = field(default_factory=dict)
 
-    def step(
-        self, params: dict[str, NDArray[np.floating]], grads: Mapping[str, NDArray[np.floating]]
-    ) -> None:
-        """One update of every array in ``grads`` (arrays absent from ``grads`` stay frozen)."""
+    def __post_init__(self) -> None:
+        self.learning_rate = check_float("learning_rate", self.learning_rate, above=0)
+        self.beta1 = check_float("beta1", self.beta1, minimum=0, below=1)
+        self.beta2 = check_float("beta2", self.beta2, minimum=0, below=1)
+        self.eps = check_float("eps", self.eps, above=0)
+        self.t = check_int("t", self.t, minimum=0)
+
+    def step(self, params: dict[str, NDArray[np.floating]], grads: Mapping[str, ArrayLike]) -> None:
+        """One update of every array in ``grads`` (arrays absent from ``grads`` stay frozen).
+
+        Every gradient is checked before anything changes, so a refused step leaves the
+        parameters and the optimizer's state as they were.
+
+        Raises:
+            TypeError: a gradient that is not real numbers, or a parameter that is not a
+                floating numpy array (it is updated in place).
+            ValueError: a gradient whose name is not a parameter's, or whose shape is not its
+                parameter's (or its moment estimates').
+        """
+        checked = {}
+        for name, grad in grads.items():
+            if name not in params:
+                raise ValueError(
+                    f"gradient {name!r} has no parameter: the parameters are {list(params)}"
+                )
+            param = params[name]
+            if not isinstance(param, np.ndarray) or param.dtype.kind != "f":
+                raise TypeError(
+                    f"parameter {name!r} must be a floating numpy array (it is updated in "
+                    f"place), got {type(param).__name__} of dtype {np.asarray(param).dtype}"
+                )
+            g = as_real_array(f"gradient {name!r}", grad, None)
+            shape = self.m[name].shape if name in self.m else param.shape
+            if g.shape != param.shape or shape != param.shape:
+                raise ValueError(
+                    f"gradient {name!r} has shape {g.shape}, its parameter {param.shape}"
+                    + (f" and its moment estimates {shape}" if shape != param.shape else "")
+                )
+            checked[name] = g
         self.t += 1
-        for name, g in grads.items():
+        for name, g in checked.items():
             m = self.m.setdefault(name, np.zeros_like(g))
             v = self.v.setdefault(name, np.zeros_like(g))
             m += (1 - self.beta1) * (g - m)
@@ -95,10 +151,16 @@ class RunConfig:
     seed: int = 0
 
     def __post_init__(self) -> None:
-        check_int("batch_size", self.batch_size)
-        check_int("steps", self.steps, minimum=0)
-        check_int("seed", self.seed, minimum=0)
-        check_positive_float("learning_rate", self.learning_rate)
+        self._keep("batch_size", check_int("batch_size", self.batch_size))
+        self._keep("steps", check_int("steps", self.steps, minimum=0))
+        self._keep("seed", check_int("seed", self.seed, minimum=0))
+        self._keep("learning_rate", check_float("learning_rate", self.learning_rate, above=0))
+        self._keep("use_positions", check_bool("use_positions", self.use_positions))
+
+    def _keep(self, name: str, value: object) -> None:
+        """Store a checked field as the Python number it was checked as (the config is frozen):
+        a numpy scalar would otherwise be kept, and overflow or upcast later."""
+        object.__setattr__(self, name, value)
 
 
 def named_arrays(model: Any) -> dict[str, NDArray[np.floating]]:
@@ -153,18 +215,34 @@ def fit(
         params: the model's arrays by name, updated in place.
         loss_and_grads: ``(inputs, targets) -> (loss, grads)``, ``grads`` keyed like ``params``.
         next_batch: draws the next ``(inputs, targets)``.
-        steps: optimizer steps.
-        learning_rate: Adam's step size.
-        frozen: names of arrays that are never updated.
+        steps: optimizer steps, an integer >= 0.
+        learning_rate: Adam's step size, > 0.
+        frozen: names of arrays that are never updated: a collection of names, not one string.
 
     Returns:
         ``(steps,)`` losses (nats), each of its step's batch before the update.
+
+    Raises:
+        TypeError, ValueError: ``steps`` is not an integer >= 0, ``learning_rate`` is not a
+            finite number > 0, ``frozen`` is a string or names an array that is not in
+            ``params``; and as :meth:`Adam.step`.
     """
+    steps = check_int("steps", steps, minimum=0)
     optimizer = Adam(learning_rate)
+    if isinstance(frozen, (str, bytes)):
+        example = (next(iter(params), "name"),)
+        raise TypeError(
+            f"frozen must be a collection of parameter names such as {example}, "
+            f"got the string {frozen!r}"
+        )
+    frozen = tuple(frozen)
+    for name in frozen:
+        if name not in params:
+            raise ValueError(
+                f"frozen name {name!r} is not a parameter: the parameters are {list(params)}"
+            )
     losses = np.empty(steps)
     for step in range(steps):
         losses[step], grads = loss_and_grads(*next_batch())
-        for name in frozen:
-            del grads[name]
-        optimizer.step(params, grads)
+        optimizer.step(params, {name: g for name, g in grads.items() if name not in frozen})
     return losses

@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import ArrayLike, DTypeLike, NDArray
 
-from ._checks import as_array, check_float_dtype, check_int
+from ._checks import as_array, check_float, check_float_dtype, check_int
 
 PAD_POSITION = 0
 """The position id :func:`position_ids_from_mask` gives padded slots.
@@ -87,13 +87,10 @@ def sinusoidal_table(
         raise ValueError(
             f"embed_dim must be even (sin and cos dimensions come in pairs), got {embed_dim}"
         )
-    if isinstance(base, bool) or not isinstance(base, (int, float, np.integer, np.floating)):
-        raise TypeError(f"base must be a number > 1, got {base!r} of type {type(base).__name__}")
-    if not np.isfinite(base) or base <= 1:
-        raise ValueError(f"base must be a finite number > 1, got {base}")
+    base = check_float("base", base, above=1)
     resolved = check_float_dtype(dtype)
     positions = np.arange(max_seq_len, dtype=np.float64)[:, None]  # (L, 1)
-    frequencies = float(base) ** (-np.arange(0, embed_dim, 2, dtype=np.float64) / embed_dim)
+    frequencies = base ** (-np.arange(0, embed_dim, 2, dtype=np.float64) / embed_dim)
     angles = positions * frequencies  # (L, D/2)
     table = np.empty((max_seq_len, embed_dim), dtype=np.float64)
     table[:, 0::2] = np.sin(angles)

@@ -2,29 +2,57 @@
 
 from __future__ import annotations
 
-import numbers
 from dataclasses import dataclass
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from ._checks import check_int
+from ._checks import check_float, check_int_in_range, check_real_array
+
+
+def _rows(table: ArrayLike, minimum: int = 0, purpose: str = "") -> NDArray[np.float64]:
+    """``table`` as a finite ``(L, D)`` float64 array of at least ``minimum`` rows.
+
+    Every probe checks its table here, once per call: a NaN or an infinity would otherwise reach
+    LAPACK, which may raise, return NaN or never return.
+
+    Raises:
+        TypeError: the table does not hold real numbers.
+        ValueError: not 2-D, no columns, a NaN or an infinity, or fewer than ``minimum`` rows
+            (the message ends with ``purpose``).
+    """
+    rows = check_real_array("table", table)
+    if rows.ndim != 2:
+        raise ValueError(f"table must be a 2-D (L, D) array, got shape {rows.shape}")
+    if rows.shape[1] == 0:
+        raise ValueError(f"table must be a 2-D (L, D) array with D >= 1, got shape {rows.shape}")
+    if len(rows) < minimum:
+        raise ValueError(f"table must have at least {minimum} rows{purpose}, got {len(rows)}")
+    return rows
 
 
 def cosine_similarity_matrix(table: ArrayLike) -> NDArray[np.float64]:
     """``(L, L)`` cosine similarity between every pair of rows of an ``(L, D)`` table.
 
+    Each row is divided by its largest magnitude before its norm is taken, so rows of any finite
+    size (1e200 or 1e-200) have a norm that neither overflows nor underflows.
+
     Raises:
-        ValueError: ``table`` is not 2-D, or a row is all zeros (its direction is undefined).
+        TypeError: the table does not hold real numbers.
+        ValueError: ``table`` is not 2-D, holds a NaN or an infinity, or a row is all zeros (its
+            direction is undefined).
     """
-    rows = np.asarray(table, dtype=np.float64)
-    if rows.ndim != 2:
-        raise ValueError(f"table must be a 2-D (L, D) array, got shape {rows.shape}")
-    norms = np.linalg.norm(rows, axis=1)  # (L,)
-    if rows.size and not norms.all():
-        bad = int(np.flatnonzero(norms == 0)[0])
+    return _cosine(_rows(table))
+
+
+def _cosine(rows: NDArray[np.float64]) -> NDArray[np.float64]:
+    """:func:`cosine_similarity_matrix` of rows checked by :func:`_rows`."""
+    scale = np.abs(rows).max(axis=1, initial=0.0)  # (L,)
+    if rows.size and not scale.all():
+        bad = int(np.flatnonzero(scale == 0)[0])
         raise ValueError(f"row {bad} is all zeros: cosine similarity needs nonzero rows")
-    unit = rows / norms[:, None]
+    unit = rows / scale[:, None]  # every entry in [-1, 1], the largest of each row +-1
+    unit /= np.linalg.norm(unit, axis=1)[:, None]
     return np.clip(unit @ unit.T, -1.0, 1.0)
 
 
@@ -32,12 +60,11 @@ def lagged_similarity(table: ArrayLike, lag: int) -> NDArray[np.float64]:
     """``(L - lag,)`` cosine similarity of row ``t`` with row ``t + lag``, for ``t = 0 .. L-lag-1``.
 
     Raises:
-        ValueError: ``lag`` is not in ``[1, L - 1]``, or as :func:`cosine_similarity_matrix`.
+        TypeError, ValueError: fewer than 2 rows, ``lag`` is not in ``[1, L - 1]``, or as
+            :func:`cosine_similarity_matrix`.
     """
-    sims = cosine_similarity_matrix(table)  # (L, L)
-    lag = check_int("lag", lag)
-    if lag >= len(sims):
-        raise ValueError(f"lag must be in [1, {len(sims) - 1}] for this table, got {lag}")
+    sims = _cosine(_rows(table, 2))  # (L, L)
+    lag = check_int_in_range("lag", lag, 1, len(sims) - 1, " for this table")
     return np.diagonal(sims, offset=lag).copy()
 
 
@@ -45,11 +72,9 @@ def similarity_by_lag(table: ArrayLike) -> NDArray[np.float64]:
     """``(L - 1,)`` mean cosine similarity of rows ``lag`` apart, for ``lag = 1 .. L-1``.
 
     Raises:
-        ValueError: fewer than 2 rows, or as :func:`cosine_similarity_matrix`.
+        TypeError, ValueError: fewer than 2 rows, or as :func:`cosine_similarity_matrix`.
     """
-    sims = cosine_similarity_matrix(table)  # (L, L)
-    if len(sims) < 2:
-        raise ValueError(f"table must have at least 2 rows, got {len(sims)}")
+    sims = _cosine(_rows(table, 2))  # (L, L)
     return np.array([np.diagonal(sims, offset=lag).mean() for lag in range(1, len(sims))])
 
 
@@ -69,21 +94,17 @@ class ProbeScore:
     baseline: float
 
 
-def _folds(n_rows: int, n_folds: int) -> list[NDArray[np.intp]]:
-    """Held-out rows of each fold: every ``n_folds``-th row, a fixed interleaved split."""
-    n_folds = check_int("n_folds", n_folds, minimum=2)
-    if n_rows < 2 * n_folds:
-        raise ValueError(
-            f"n_folds must be at most {n_rows // 2} for {n_rows} rows (two per fold), got {n_folds}"
-        )
+def _folds(n_rows: int, n_folds: int, units: str = "rows") -> list[NDArray[np.intp]]:
+    """Held-out rows of each fold: every ``n_folds``-th row, a fixed interleaved split.
+
+    Every fold holds out at least two of the ``n_rows`` (``units`` names them in a message).
+    """
+    if n_rows < 4:
+        raise ValueError(f"table must have at least 4 {units} for 2 folds of 2, got {n_rows}")
+    n_folds = check_int_in_range(
+        "n_folds", n_folds, 2, n_rows // 2, f" for {n_rows} {units} (two per fold)"
+    )
     return [np.arange(fold, n_rows, n_folds) for fold in range(n_folds)]
-
-
-def _rows(table: ArrayLike) -> NDArray[np.float64]:
-    rows = np.asarray(table, dtype=np.float64)
-    if rows.ndim != 2:
-        raise ValueError(f"table must be a 2-D (L, D) array, got shape {rows.shape}")
-    return rows
 
 
 def _ridge_fit(x: NDArray[np.float64], y: NDArray[np.float64], ridge: float) -> NDArray[np.float64]:
@@ -99,12 +120,6 @@ def _ridge_fit(x: NDArray[np.float64], y: NDArray[np.float64], ridge: float) -> 
     return np.linalg.solve(gram + penalty * np.eye(len(gram)), x.T @ y)
 
 
-def _check_ridge(ridge: float) -> float:
-    if isinstance(ridge, bool) or not isinstance(ridge, numbers.Real) or not ridge >= 0:
-        raise ValueError(f"ridge must be a number >= 0, got {ridge!r}")
-    return float(ridge)
-
-
 def position_probe(table: ArrayLike, n_folds: int = 4, ridge: float = 0.0) -> ProbeScore:
     """How well a linear map reads the absolute position ``t`` off row ``t`` of a table.
 
@@ -116,10 +131,12 @@ def position_probe(table: ArrayLike, n_folds: int = 4, ridge: float = 0.0) -> Pr
     absolute-position probe of Wang and Chen (EMNLP 2020, arXiv:2010.04903).
 
     Raises:
-        ValueError: a table that is not 2-D, too few rows for the folds, or ``ridge < 0``.
+        TypeError: a table that does not hold real numbers, or a non-numeric ``ridge``.
+        ValueError: a table that is not 2-D or holds a NaN or an infinity, too few rows for the
+            folds, or a ``ridge`` that is negative or not finite.
     """
     rows = _rows(table)
-    ridge = _check_ridge(ridge)
+    ridge = check_float("ridge", ridge, minimum=0)
     positions = np.arange(len(rows), dtype=np.float64)
     train_err, test_err, base_err = [], [], []
     for held in _folds(len(rows), n_folds):
@@ -154,16 +171,15 @@ def shift_probe(table: ArrayLike, shift: int, n_folds: int = 4, ridge: float = 0
     exactly, so the ``train`` error says nothing there; ``held_out`` is the one to read.
 
     Raises:
-        ValueError: ``shift`` not in ``[1, L - 1]``, a table that is not 2-D, or too few rows.
+        TypeError, ValueError: ``shift`` not in ``[1, L - 1]``, too few pairs for the folds, and
+            as :func:`position_probe`.
     """
-    rows = _rows(table)
-    ridge = _check_ridge(ridge)
-    shift = check_int("shift", shift)
-    if shift >= len(rows):
-        raise ValueError(f"shift must be in [1, {len(rows) - 1}] for this table, got {shift}")
+    rows = _rows(table, 2, " for a shift")
+    ridge = check_float("ridge", ridge, minimum=0)
+    shift = check_int_in_range("shift", shift, 1, len(rows) - 1, " for this table")
     sources, targets = rows[:-shift], rows[shift:]  # (L - shift, D) each
     train_err, test_err, base_err = [], [], []
-    for held in _folds(len(sources), n_folds):
+    for held in _folds(len(sources), n_folds, f"pairs of rows {shift} apart"):
         fit = np.setdiff1d(np.arange(len(sources)), held)
         mapping = _ridge_fit(sources[fit], targets[fit], ridge)  # (D, D)
         guess = sources @ mapping  # (L - shift, D)

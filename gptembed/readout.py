@@ -21,7 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from ._checks import check_int
+from ._checks import check_bool, check_int, check_type
 from .embedding import INIT_STD, GPTStyleEmbedding
 from .optim import RunConfig, TrainResult, cross_entropy, fit, named_arrays
 from .records import VOCAB_SIZE, check_record_format, make_records
@@ -46,8 +46,9 @@ class TrainConfig(RunConfig):
     def __post_init__(self) -> None:
         super().__post_init__()
         check_record_format(self.record_format)
-        check_int("seq_len", self.seq_len)
-        check_int("embed_dim", self.embed_dim)
+        self._keep("seq_len", check_int("seq_len", self.seq_len))
+        self._keep("embed_dim", check_int("embed_dim", self.embed_dim))
+        self._keep("random_offset", check_bool("random_offset", self.random_offset))
 
 
 @dataclass
@@ -82,7 +83,11 @@ def init_model(config: TrainConfig) -> ReadoutModel:
 
     The token table and read-out do not depend on ``use_positions``, so runs with and without a
     position table start from the same point; without positions the table is all zeros.
+
+    Raises:
+        TypeError: ``config`` is not a :class:`TrainConfig`.
     """
+    config = check_type("config", config, TrainConfig)
     embedding = GPTStyleEmbedding(
         VOCAB_SIZE, config.seq_len, config.embed_dim, seed=config.seed, dtype=np.float64
     )
@@ -137,9 +142,12 @@ def train(
     fresh model).
 
     Raises:
+        TypeError: ``config`` is not a :class:`TrainConfig`, or ``model`` not a
+            :class:`ReadoutModel`.
         ValueError: ``model``'s arrays do not have the shapes ``config`` gives (``seq_len``
             position rows, ``embed_dim`` wide, the records' alphabet as vocabulary).
     """
+    config = check_type("config", config, TrainConfig)
     model = init_model(config) if model is None else _copy_for(config, model)
     initial = model.embedding.position_embeddings.copy()
     data_rng = np.random.default_rng([config.seed, 2])
@@ -157,7 +165,7 @@ def train(
 
 def _copy_for(config: TrainConfig, model: ReadoutModel) -> ReadoutModel:
     """A copy of ``model`` to train under ``config``, after checking that its sizes fit."""
-    layer = model.embedding
+    layer = check_type("model", model, ReadoutModel).embedding
     tables = (layer.token_embeddings, layer.position_embeddings, model.weight, model.bias)
     shapes = tuple(array.shape for array in tables)
     dim = config.embed_dim

@@ -13,7 +13,7 @@ import math
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from ._checks import check_in_range, check_int, check_integer_array
+from ._checks import check_bool, check_in_range, check_int, check_integer_array, check_seed
 
 LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
 DIGITS = "0123456789"
@@ -32,8 +32,11 @@ def encode(text: str) -> NDArray[np.intp]:
     """Ids ``(len(text),)`` of the characters of ``text``.
 
     Raises:
+        TypeError: ``text`` is not a string.
         ValueError: a character is not in :data:`ALPHABET`.
     """
+    if not isinstance(text, str):
+        raise TypeError(f"text must be a string, got {text!r} of type {type(text).__name__}")
     for index, ch in enumerate(text):
         if ch not in _CHAR_TO_ID:
             raise ValueError(
@@ -108,19 +111,21 @@ def make_records(
         n_sequences: ``B``, sequences to draw.
         seq_len: ``T``, characters per input sequence.
         record_format: ``'A'`` a random letter, ``'9'`` a random digit, punctuation literal.
-        seed: an int seed or a ``np.random.Generator`` to draw from.
+        seed: an integer seed >= 0 or a ``np.random.Generator`` to draw from.
         random_offset: start each sequence at a uniformly random offset inside a record.
 
     Returns:
         ``(inputs, targets)``, both ``(B, T)`` arrays of ids in ``[0, VOCAB_SIZE)``.
 
     Raises:
-        TypeError, ValueError: a size that is not a positive integer, or a bad format.
+        TypeError, ValueError: a size that is not a positive integer, a bad format or seed, or a
+            ``random_offset`` that is not a bool.
     """
     n_sequences = check_int("n_sequences", n_sequences)
     seq_len = check_int("seq_len", seq_len)
     record_format = check_record_format(record_format)
-    rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
+    random_offset = check_bool("random_offset", random_offset)
+    rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(check_seed(seed))
     period = len(record_format)
     n_records = -(-(seq_len + 1 + period) // period)  # enough records for any offset
     stream = np.empty((n_sequences, n_records * period), dtype=np.intp)  # (B, n_records * P)
@@ -146,6 +151,7 @@ def loss_floor(record_format: str, seq_len: int, use_positions: bool) -> float:
     """
     record_format = check_record_format(record_format)
     seq_len = check_int("seq_len", seq_len)
+    use_positions = check_bool("use_positions", use_positions)
     period = len(record_format)
     next_fields = [record_format[(t + 1) % period] for t in range(seq_len)]
     if use_positions:

@@ -12,7 +12,7 @@ from collections.abc import Callable
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from ._checks import check_int
+from ._checks import check_int, check_integer_array
 from .optim import cross_entropy
 
 
@@ -37,9 +37,12 @@ def sliding_window_losses(
         no scored target.
 
     Raises:
-        ValueError: ``inputs`` and ``targets`` are not ``(B, N)`` of one shape; TypeError or
-            ValueError for a ``window`` that is not a positive integer.
+        ValueError: ``inputs`` and ``targets`` are not ``(B, N)`` of one shape.
+        TypeError: ``next_logits`` is not callable, or the targets are not integers.
+        TypeError, ValueError: a ``window`` that is not a positive integer.
     """
+    if not callable(next_logits):
+        raise TypeError(f"next_logits must be a callable taking ids (B, t), got {next_logits!r}")
     ids = np.asarray(inputs)
     y = np.asarray(targets)
     window = check_int("window", window)
@@ -47,6 +50,7 @@ def sliding_window_losses(
         raise ValueError(
             f"inputs and targets must be (B, N) arrays of one shape, got {ids.shape} and {y.shape}"
         )
+    check_integer_array("targets", y, None)  # a NaN target would pass as "not scored"
     losses = np.full(ids.shape[1], np.nan)
     for n in range(ids.shape[1]):
         scored = y[:, n] >= 0

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 
 import numpy as np
@@ -11,6 +12,7 @@ from gptembed import (
     MODELS,
     attention_probs,
     attention_scores_bytes,
+    flops_per_token,
     measure_attention_scores_peak,
     naive_attention_probs,
 )
@@ -94,3 +96,100 @@ def test_measured_peak_needs_a_floating_dtype(dtype: object, message: str) -> No
     """int32 once failed inside numpy's in-place scaling, and complex64 returned a number."""
     with pytest.raises(TypeError, match=message):
         measure_attention_scores_peak(64, dtype=dtype)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("fn", [attention_probs, naive_attention_probs])
+def test_probs_of_a_batch_are_each_heads_probs(fn: Callable[..., np.ndarray]) -> None:
+    """3-D inputs once gave a wrong shape: k.T reversed every axis, not the last two."""
+    rng = np.random.default_rng(0)
+    q, k = rng.standard_normal((2, 3, 5, 8)), rng.standard_normal((2, 3, 7, 8))  # (B, H, n|m, d)
+    probs = fn(q, k)
+    assert probs.shape == (2, 3, 5, 7)
+    for b in range(2):
+        for h in range(3):
+            np.testing.assert_allclose(probs[b, h], fn(q[b, h], k[b, h]), rtol=1e-12)
+
+
+@pytest.mark.parametrize("fn", [attention_probs, naive_attention_probs])
+def test_probs_of_no_queries_and_of_lists(fn: Callable[..., np.ndarray]) -> None:
+    assert fn(np.ones((0, 4)), np.ones((3, 4))).shape == (0, 3)
+    assert fn(np.ones((0, 4)), np.ones((0, 4))).shape == (0, 0)
+    lists = fn([[1.0, 0.0]], [[1.0, 0.0], [0.0, 1.0]])
+    np.testing.assert_array_equal(lists, fn(np.array([[1.0, 0.0]]), np.eye(2)))
+
+
+@pytest.mark.parametrize("fn", [attention_probs, naive_attention_probs])
+@pytest.mark.parametrize(
+    ("q", "k", "error", "message"),
+    [
+        (np.ones(4), np.ones(4), ValueError, r"^q must have shape \(\.\.\., n, d\), got \(4,\)$"),
+        (
+            np.ones((2, 4)),
+            np.ones(4),
+            ValueError,
+            r"^k must have shape \(\.\.\., m, d\), got \(4,\)$",
+        ),
+        (
+            np.ones((2, 4)),
+            np.ones((2, 3)),
+            ValueError,
+            r"^q and k must have one width d and one batch shape: got \(2, 4\) and \(2, 3\)$",
+        ),
+        (
+            np.ones((2, 2, 4)),
+            np.ones((3, 2, 4)),
+            ValueError,
+            r"^q and k must have one width d and one batch shape: got \(2, 2, 4\) and \(3, 2, 4\)$",
+        ),
+        (
+            np.ones((2, 0)),
+            np.ones((2, 0)),
+            ValueError,
+            r"^q and k must be at least 1 wide, got d = 0$",
+        ),
+        (
+            np.ones((2, 4)),
+            np.ones((0, 4)),
+            ValueError,
+            r"^k must hold at least one key for 2 queries",
+        ),
+        (
+            np.ones((2, 4), dtype=int),
+            np.ones((2, 4)),
+            TypeError,
+            r"^q must be floating point, got dtype int64$",
+        ),
+        ([[1, 2]], [[1, 2]], TypeError, r"^q must be floating point, got dtype int64$"),
+        (
+            np.ones((2, 4), dtype=np.float32),
+            np.ones((2, 4)),
+            TypeError,
+            r"^q and k must share one dtype, got float32 and float64$",
+        ),
+    ],
+)
+def test_probs_refuse_bad_inputs(
+    fn: Callable[..., np.ndarray], q: object, k: object, error: type, message: str
+) -> None:
+    """Empty, 1-D, int and list inputs once crashed with numpy's errors (or an AttributeError)."""
+    with pytest.raises(error, match=message):
+        fn(q, k)
+
+
+NOT_BOOLS = ["no", "", 1, 0.0, None, np.int8(1)]
+
+
+@pytest.mark.parametrize("value", NOT_BOOLS)
+def test_bool_arguments_must_be_bools(value: object) -> None:
+    """training="no" once counted as training (a truthy string), naive=1 as naive."""
+    message = rf"^training must be True or False, got {re.escape(repr(value))} of type"
+    with pytest.raises(TypeError, match=message):
+        flops_per_token(MODELS["gpt2-small"], 8, training=value)  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match=r"^naive must be True or False, got"):
+        measure_attention_scores_peak(8, naive=value)  # type: ignore[arg-type]
+
+
+def test_numpy_bools_are_bools() -> None:
+    config = MODELS["gpt2-small"]
+    assert flops_per_token(config, 8, training=np.bool_(True)) == flops_per_token(config, 8, True)
+    assert measure_attention_scores_peak(8, naive=np.bool_(False)) > 0

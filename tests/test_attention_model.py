@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 import numpy as np
 import pytest
@@ -11,6 +12,7 @@ from gptembed.attention_model import (
     IGNORE,
     AttentionConfig,
     AttentionModel,
+    KVCache,
     decode,
     evaluate,
     forward,
@@ -21,6 +23,7 @@ from gptembed.attention_model import (
     order_blind_floor,
     order_blind_probs,
     score_terms,
+    term_spread,
     train,
 )
 from tests.gradcheck import numerical_grad
@@ -251,3 +254,91 @@ def test_a_kv_cache_continuation_gives_the_full_forward_pass() -> None:
         decode(model, ids[:, :1], cache)
     with pytest.raises(ValueError, match="the cache holds 2 sequences, got ids for 1"):
         decode(model, ids[:1, :1], prompt)
+
+
+def test_no_positions_give_empty_results() -> None:
+    """Length 0 once crashed in the softmax: a maximum over no keys."""
+    model = _perturbed(TINY)
+    f = forward(model, np.zeros((2, 0), dtype=np.intp))
+    assert f.probs.shape == (2, 0, 0) and f.logits.shape == (2, 0, TINY.vocab_size)
+    assert forward(model, []).logits.shape == (0, TINY.vocab_size)
+    logits, cache = decode(model, np.zeros((2, 0), dtype=np.intp))
+    assert logits.shape == (2, 0, TINY.vocab_size) and cache.length == 0
+    _, prompt = decode(model, np.ones((2, 3), dtype=np.intp))
+    logits, cache = decode(model, np.zeros((2, 0), dtype=np.intp), prompt)
+    assert logits.shape == (2, 0, TINY.vocab_size) and cache.length == 3
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        (
+            {"attention_mask": [1, 1]},
+            r"^attention_mask must have the ids' shape \(3,\), got \(2,\)$",
+        ),
+        (
+            {"attention_mask": [[1, 1, 1]]},
+            r"^attention_mask must have the ids' shape \(3,\), got \(1, 3\)$",
+        ),
+        ({"scores": np.zeros((2, 2))}, r"^scores must have shape \(3, 3\), got \(2, 2\)$"),
+    ],
+)
+def test_a_single_sequences_shapes_are_reported_as_given(kwargs: dict, message: str) -> None:
+    """These once reported the shapes after a batch axis was added: "(1, 3), got (1, 2)"."""
+    with pytest.raises(ValueError, match=message):
+        forward(_perturbed(TINY), [1, 2, 3], **kwargs)
+
+
+def test_scores_that_are_not_numbers_are_refused() -> None:
+    with pytest.raises(TypeError, match=r"^scores must hold real numbers, got dtype <U1$"):
+        forward(_perturbed(TINY), [1, 2], scores=[["a", "b"], ["c", "d"]])
+
+
+def test_a_cache_of_another_width_is_refused() -> None:
+    """A cache whose keys are not H wide once failed inside np.concatenate."""
+    cache = KVCache(np.zeros((2, 3, 5)), np.zeros((2, 3, 5)))
+    with pytest.raises(
+        ValueError,
+        match=r"^the cache's keys and values must be \(B, n, H\) with H = 3, got shapes "
+        r"\(2, 3, 5\) and \(2, 3, 5\)$",
+    ):
+        decode(_perturbed(TINY), np.zeros((2, 1), dtype=np.intp), cache)
+
+
+@pytest.mark.parametrize(
+    ("call", "message"),
+    [
+        (lambda: make_lookback(2, 1, 3, 1), r"^seq_len must be at least 2 for an offset"),
+        (lambda: order_blind_floor(3, 1, 1), r"^seq_len must be at least 2 for an offset"),
+        (lambda: AttentionConfig(seq_len=1), r"^seq_len must be at least 2 for an offset"),
+        (lambda: make_lookback(2, 5, 3, 5), r"^offset must be in \[1, 4\], got 5$"),
+        (
+            lambda: term_spread(score_terms(init_model(TINY), [1])),
+            r"^term_spread needs at least 2 positions, got 1",
+        ),
+    ],
+)
+def test_too_short_sequences_name_the_length_needed(
+    call: Callable[[], object], message: str
+) -> None:
+    """These once said "offset must be in [1, 0]" (no valid value), and term_spread returned nan."""
+    with pytest.raises(ValueError, match=message):
+        call()
+
+
+def test_make_lookback_checks_its_seed() -> None:
+    with pytest.raises(ValueError, match=r"^seed must be an integer >= 0, got -1$"):
+        make_lookback(2, 5, 3, 1, seed=-1)
+
+
+def test_config_stores_python_numbers_and_init_checks_its_type() -> None:
+    """numpy scalars were once stored as given; init_model("x") raised AttributeError."""
+    config = AttentionConfig(seq_len=np.int32(6), offset=np.int8(2), head_dim=np.uint8(3))  # type: ignore[arg-type]
+    assert type(config.seq_len) is int and type(config.offset) is int
+    assert type(config.head_dim) is int
+    with pytest.raises(
+        TypeError, match=r"^config must be an AttentionConfig, got 'x' of type str$"
+    ):
+        init_model("x")  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match=r"^config must be an AttentionConfig, got None"):
+        train(None)  # type: ignore[arg-type]

@@ -293,3 +293,90 @@ def test_errors_survive_python_O() -> None:
     assert result.stdout.strip() == (
         "sequence length 3 at start_pos 0 exceeds max_seq_len 2: positions must lie in [0, 2)"
     )
+
+
+# --- tables set on the layer are checked when set, as from_tables checks them ---
+
+
+def test_a_new_table_of_the_same_shape_and_dtype_is_taken_as_it_is(
+    layer: GPTStyleEmbedding,
+) -> None:
+    table = np.ones((9, 5), dtype=np.float32)  # 9 rows: another length is fine
+    layer.position_embeddings = table
+    assert layer.position_embeddings is table and layer.max_seq_len == 9
+    assert layer.parameters()["position_embeddings"] is table
+    np.testing.assert_array_equal(layer([3, 1]), layer.token_embeddings[[3, 1]] + 1.0)
+
+
+@pytest.mark.parametrize(
+    ("name", "table", "error", "message"),
+    [
+        (
+            "position_embeddings",
+            np.zeros((7, 2), dtype=np.float32),
+            ValueError,
+            r"^position_embeddings must be 5 wide, as token_embeddings is, got shape \(7, 2\): "
+            r"GPTStyleEmbedding.from_tables replaces both tables at once$",
+        ),
+        (
+            "token_embeddings",
+            np.zeros((11, 6), dtype=np.float32),
+            ValueError,
+            r"^token_embeddings must be 5 wide, as position_embeddings is, got shape \(11, 6\)",
+        ),
+        (
+            "position_embeddings",
+            np.zeros((7, 5), dtype=np.int64),
+            TypeError,
+            r"^position_embeddings must be floating point, got dtype int64$",
+        ),
+        (
+            "position_embeddings",
+            np.zeros((7, 5), dtype=np.float64),
+            TypeError,
+            r"^position_embeddings must have token_embeddings' dtype float32, got float64",
+        ),
+        (
+            "token_embeddings",
+            np.zeros(5, dtype=np.float32),
+            ValueError,
+            r"^token_embeddings must be a non-empty 2-D array, got shape \(5,\)$",
+        ),
+        (
+            "token_embeddings",
+            np.zeros((0, 5), dtype=np.float32),
+            ValueError,
+            r"^token_embeddings must be a non-empty 2-D array, got shape \(0, 5\)$",
+        ),
+    ],
+)
+def test_a_table_set_on_the_layer_is_checked(
+    layer: GPTStyleEmbedding, name: str, table: np.ndarray, error: type, message: str
+) -> None:
+    """A position table of the wrong width once failed later with a broadcast error, and an int
+    table worked with start_pos but failed with position_ids."""
+    before = getattr(layer, name)
+    with pytest.raises(error, match=message):
+        setattr(layer, name, table)
+    assert getattr(layer, name) is before
+
+
+@pytest.mark.parametrize(
+    ("tables", "error", "message"),
+    [
+        (
+            (np.zeros((4, 3)), np.zeros((2, 2))),
+            ValueError,
+            r"^position_embeddings must be 3 wide, as token_embeddings is, got shape \(2, 2\)",
+        ),
+        (
+            (np.zeros((4, 3)), np.zeros((2, 3), dtype=np.float32)),
+            TypeError,
+            r"^position_embeddings must have token_embeddings' dtype float64, got float32",
+        ),
+        ((np.zeros((4, 3), dtype=int), np.zeros((2, 3))), TypeError, r"^token_embeddings must be"),
+    ],
+)
+def test_from_tables_checks_both_tables(tables: tuple, error: type, message: str) -> None:
+    with pytest.raises(error, match=message):
+        GPTStyleEmbedding.from_tables(*tables)

@@ -108,3 +108,62 @@ def test_backward_empty_and_bad_shape(layer: GPTStyleEmbedding) -> None:
         ValueError, match=r"grad_output must have the output's shape \(2, 4\), got \(2, 3\)"
     ):
         layer.backward(np.zeros((2, 3)), [1, 2])
+
+
+def test_float16_backward_sums_in_float32() -> None:
+    """float16 once summed in float16: 10,000 gradients of 1e-3 gave 4 (true 10), and 4,096
+    ones gave 2,048 (2,048 + 1 rounds back to 2,048 in float16)."""
+    layer = GPTStyleEmbedding(5, 4, 3, seed=0, dtype=np.float16)
+    ids = np.zeros((10_000, 1), dtype=np.intp)
+    grad_tok, grad_pos = layer.backward(np.full((10_000, 1, 3), 1e-3, dtype=np.float16), ids)
+    assert grad_tok.dtype == grad_pos.dtype == np.float16
+    np.testing.assert_allclose(grad_tok[0], 10.0, rtol=1e-3)
+    np.testing.assert_allclose(grad_pos[0], 10.0, rtol=1e-3)
+    grad_tok, grad_pos = layer.backward(np.ones((4096, 1, 3), dtype=np.float16), ids[:4096])
+    np.testing.assert_array_equal(grad_tok[0], 4096.0)
+    np.testing.assert_array_equal(grad_pos[0], 4096.0)
+    positions = np.zeros((4096, 1), dtype=np.intp)
+    _, grad_pos = layer.backward(np.ones((4096, 1, 3)), ids[:4096], position_ids=positions)
+    np.testing.assert_array_equal(grad_pos[0], 4096.0)
+
+
+@pytest.mark.parametrize("grad", [np.full((2, 4), "a"), np.ones((2, 4), dtype=bool)])
+def test_backward_refuses_a_gradient_that_is_not_numbers(
+    layer: GPTStyleEmbedding, grad: np.ndarray
+) -> None:
+    """Strings once failed inside numpy's float conversion; bools were summed as ones."""
+    with pytest.raises(
+        TypeError, match=rf"^grad_output must hold real numbers, got dtype {grad.dtype}$"
+    ):
+        layer.backward(grad, [1, 2])
+
+
+@pytest.mark.parametrize("seed", [0, 5, 123])
+def test_fresh_rows_are_not_the_layers_own_draws(seed: int) -> None:
+    """extended(n, seed=s) on a layer made with seed=s once drew from the same stream as the
+    constructor, so the new position rows were copies of token rows 0, 1, ..."""
+    layer = GPTStyleEmbedding(13, 6, 4, seed=seed, dtype=np.float64)
+    new_rows = layer.extended(10, seed=seed).position_embeddings[6:]  # (4, D)
+    drawn = np.concatenate([layer.token_embeddings, layer.position_embeddings])  # (19, D)
+    assert not np.isin(new_rows, drawn).any()
+    np.testing.assert_array_equal(new_rows, layer.extended(10, seed=seed).position_embeddings[6:])
+    assert new_rows.std() == pytest.approx(0.02, rel=0.5)  # N(0, 0.02**2): scale, not values
+
+
+@pytest.mark.parametrize(
+    ("seed", "error", "message"),
+    [
+        (-1, ValueError, r"^seed must be an integer >= 0, got -1$"),
+        (1.5, TypeError, r"^seed must be an integer >= 0, got 1.5 of type float$"),
+        ("1", TypeError, r"^seed must be an integer >= 0, got '1' of type str$"),
+        (True, TypeError, r"^seed must be an integer >= 0, got True of type bool$"),
+    ],
+)
+def test_bad_seeds_are_refused(
+    layer: GPTStyleEmbedding, seed: object, error: type, message: str
+) -> None:
+    """numpy's own errors once came from deep inside SeedSequence; True was taken as seed 1."""
+    with pytest.raises(error, match=message):
+        layer.extended(8, seed=seed)  # type: ignore[arg-type]
+    with pytest.raises(error, match=message):
+        GPTStyleEmbedding(3, 2, 1, seed=seed)  # type: ignore[arg-type]

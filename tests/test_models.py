@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from collections.abc import Callable
 
 import numpy as np
 import pytest
@@ -11,9 +12,13 @@ import pytest
 from gptembed import (
     MODELS,
     ModelConfig,
+    attention_flops_parity,
+    attention_flops_share,
     config_embedding_counts,
     embedding_parameter_counts,
+    flops_per_token,
     gpt_parameter_count,
+    model_label,
     transformer_parameter_count,
 )
 
@@ -222,3 +227,59 @@ def test_bad_sizes_are_refused(bad: object) -> None:
         embedding_parameter_counts(10, 10, bad)  # type: ignore[arg-type]
     with pytest.raises((TypeError, ValueError), match="n_heads must be an integer >= 1"):
         ModelConfig(10, 10, 8, 2, bad, "test")  # type: ignore[arg-type]
+
+
+COST_FUNCTIONS = {
+    "config_embedding_counts": config_embedding_counts,
+    "transformer_parameter_count": transformer_parameter_count,
+    "flops_per_token": lambda config: flops_per_token(config, 1024),
+    "attention_flops_share": lambda config: attention_flops_share(config, 1024),
+    "attention_flops_parity": attention_flops_parity,
+}
+
+
+@pytest.mark.parametrize("fn", COST_FUNCTIONS.values(), ids=COST_FUNCTIONS.keys())
+def test_a_model_name_instead_of_its_config_names_the_fix(fn: Callable[[object], object]) -> None:
+    """A name once raised AttributeError: 'str' object has no attribute 'embed_dim'."""
+    with pytest.raises(
+        TypeError,
+        match=r"^config must be a ModelConfig: pass MODELS\['gpt2-small'\], not the name "
+        r"'gpt2-small'$",
+    ):
+        fn("gpt2-small")
+    with pytest.raises(
+        TypeError,
+        match=r"^config must be a ModelConfig such as MODELS\['gpt2-small'\], got 'gpt2' of "
+        r"type str \(MODELS' keys: gpt2-small, gpt2-medium, .*, gpt3-175b\)$",
+    ):
+        fn("gpt2")
+    with pytest.raises(
+        TypeError,
+        match=r"^config must be a ModelConfig such as MODELS\['gpt2-small'\], got None of type "
+        r"NoneType$",
+    ):
+        fn(None)
+
+
+@pytest.mark.parametrize(
+    ("call", "message"),
+    [
+        (
+            lambda: model_label(3),
+            r"^name must be a key of MODELS such as 'gpt2-small', got 3 \(keys: gpt2-small, ",
+        ),
+        (lambda: model_label("gpt4"), r"^name must be a key of MODELS such as 'gpt2-small', got"),
+        (
+            lambda: ModelConfig(10, 10, 8, 2, 2, source=None),
+            r"^source must be a string, got None of type NoneType$",
+        ),
+        (
+            lambda: ModelConfig(10, 10, 8, 2, 2, "test", note=1),
+            r"^note must be a string, got 1 of type int$",
+        ),
+    ],
+)
+def test_names_and_notes_must_be_strings(call: Callable[[], object], message: str) -> None:
+    """model_label(3) once raised AttributeError, and model_label("gpt4") returned "gpt4"."""
+    with pytest.raises((TypeError, ValueError), match=message):
+        call()

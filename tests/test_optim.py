@@ -60,6 +60,35 @@ def test_cross_entropy_refuses_bad_targets(
         cross_entropy(logits, targets)
 
 
+@pytest.mark.parametrize(
+    ("logits", "targets", "error", "message"),
+    [
+        ([["a", "b"]], [0], TypeError, r"^logits must hold real numbers, got dtype <U1$"),
+        (3.0, 0, ValueError, r"^logits must have a last axis of V >= 1 classes, got shape \(\)$"),
+        (
+            np.zeros((2, 0)),
+            [0, 0],
+            ValueError,
+            r"^logits must have a last axis of V >= 1 classes, got shape \(2, 0\)$",
+        ),
+    ],
+)
+def test_cross_entropy_refuses_bad_logits(
+    logits: object, targets: object, error: type, message: str
+) -> None:
+    """Strings once failed in numpy's float conversion; no classes said "must be in [0, 0)"."""
+    with pytest.raises(error, match=message):
+        cross_entropy(logits, targets)  # type: ignore[arg-type]
+
+
+def test_cross_entropy_of_no_targets_is_refused() -> None:
+    """An empty batch once scored -0.0: a mean over nothing, with a sign."""
+    with pytest.raises(ValueError, match=r"^cross_entropy needs at least one target, got shape"):
+        cross_entropy(np.zeros((0, 3)), np.zeros(0, dtype=int))
+    with pytest.raises(ValueError, match=r"got shape \(2, 0\): a mean over no targets"):
+        cross_entropy(np.zeros((2, 0, 3)), np.zeros((2, 0), dtype=int))
+
+
 def test_adam_first_step_moves_each_weight_by_the_learning_rate() -> None:
     """With bias correction, step one is lr * g / (|g| + eps): the sign of g, scaled by lr."""
     params = {"w": np.array([1.0, -2.0, 3.0]), "frozen": np.zeros(2)}
@@ -98,3 +127,99 @@ def test_fit_is_the_adam_loop_and_never_touches_a_frozen_array() -> None:
     np.testing.assert_array_equal(params["w"], by_hand["w"])
     np.testing.assert_array_equal(params["b"], start["b"])
     assert not np.array_equal(params["w"], start["w"])
+
+
+@pytest.mark.parametrize(
+    ("grads", "message"),
+    [
+        (
+            {"w": np.ones(2), "x": np.ones(2)},
+            r"^gradient 'x' has no parameter: the parameters are \['w', 'b'\]$",
+        ),
+        (
+            {"w": np.ones(2), "b": np.ones(3)},
+            r"^gradient 'b' has shape \(3,\), its parameter \(1,\)$",
+        ),
+        ({"w": np.ones(2), "b": ["a"]}, r"^gradient 'b' must hold real numbers, got dtype <U1$"),
+    ],
+)
+def test_adam_checks_every_gradient_before_it_updates_anything(grads: dict, message: str) -> None:
+    """An unknown name once raised KeyError after `w` was updated and `t` advanced."""
+    params = {"w": np.ones(2), "b": np.zeros(1)}
+    optimizer = Adam(0.1)
+    with pytest.raises((ValueError, TypeError), match=message):
+        optimizer.step(params, grads)
+    np.testing.assert_array_equal(params["w"], 1.0)
+    assert optimizer.t == 0 and not optimizer.m and not optimizer.v
+
+
+def test_adam_refuses_a_parameter_it_cannot_update_in_place() -> None:
+    with pytest.raises(TypeError, match=r"^parameter 'w' must be a floating numpy array"):
+        Adam(0.1).step({"w": np.ones(2, dtype=int)}, {"w": np.ones(2)})
+    with pytest.raises(TypeError, match=r"^parameter 'w' must be a floating numpy array"):
+        Adam(0.1).step({"w": [1.0, 2.0]}, {"w": np.ones(2)})  # type: ignore[dict-item]
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "error", "message"),
+    [
+        (
+            {"learning_rate": np.nan},
+            ValueError,
+            r"^learning_rate must be a finite number > 0, got nan$",
+        ),
+        ({"learning_rate": -0.1}, ValueError, r"^learning_rate must be a finite number > 0"),
+        ({"learning_rate": "0.1"}, TypeError, r"^learning_rate must be a number > 0, got '0.1'"),
+        ({"beta1": 1.0}, ValueError, r"^beta1 must be a finite number >= 0 and < 1, got 1.0$"),
+        ({"beta2": -0.5}, ValueError, r"^beta2 must be a finite number >= 0 and < 1"),
+        ({"eps": 0.0}, ValueError, r"^eps must be a finite number > 0, got 0.0$"),
+        ({"t": -1}, ValueError, r"^t must be an integer >= 0, got -1$"),
+    ],
+)
+def test_adam_refuses_bad_constants(kwargs: dict, error: type, message: str) -> None:
+    """Adam(nan) and negative rates were once accepted, and trained to NaN or uphill."""
+    with pytest.raises(error, match=message):
+        Adam(**({"learning_rate": 0.1} | kwargs))
+
+
+def _no_batches() -> tuple[np.ndarray, np.ndarray]:
+    return np.zeros((1, 1), dtype=np.intp), np.zeros((1, 1), dtype=np.intp)
+
+
+def _zero_grads(inputs: np.ndarray, targets: np.ndarray) -> tuple[float, dict]:
+    return 0.0, {"w": np.zeros(2), "b": np.zeros(1)}
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "error", "message"),
+    [
+        ({"steps": -1}, ValueError, r"^steps must be an integer >= 0, got -1$"),
+        ({"steps": 3.0}, TypeError, r"^steps must be an integer >= 0, got 3.0 of type float$"),
+        ({"steps": True}, TypeError, r"^steps must be an integer >= 0, got True of type bool$"),
+        ({"learning_rate": np.nan}, ValueError, r"^learning_rate must be a finite number > 0"),
+        (
+            {"frozen": "w"},
+            TypeError,
+            r"^frozen must be a collection of parameter names such as \('w',\), "
+            r"got the string 'w'$",
+        ),
+        (
+            {"frozen": ("w", "z")},
+            ValueError,
+            r"^frozen name 'z' is not a parameter: the parameters are \['w', 'b'\]$",
+        ),
+    ],
+)
+def test_fit_refuses_bad_arguments(kwargs: dict, error: type, message: str) -> None:
+    """steps=-1, 3.0 and True once failed inside np.empty, or ran one step (True);
+    frozen="w" was iterated letter by letter."""
+    params = {"w": np.ones(2), "b": np.zeros(1)}
+    arguments = {"steps": 2, "learning_rate": 0.1, "frozen": ()} | kwargs
+    with pytest.raises(error, match=message):
+        fit(params, _zero_grads, _no_batches, **arguments)
+
+
+def test_fit_with_numpy_integer_steps_and_a_frozen_set() -> None:
+    params = {"w": np.ones(2), "b": np.zeros(1)}
+    losses = fit(params, _zero_grads, _no_batches, np.int8(3), np.float32(0.1), frozen={"b"})  # type: ignore[arg-type]
+    assert losses.shape == (3,)

@@ -63,12 +63,23 @@ def test_probes_refuse_bad_arguments() -> None:
     table = _random_table(8, 4)
     with pytest.raises(ValueError, match=r"shift must be in \[1, 7\] for this table, got 8"):
         shift_probe(table, 8)
-    with pytest.raises(ValueError, match=r"n_folds must be at most 4 for 8 rows"):
+    with pytest.raises(
+        ValueError, match=r"n_folds must be in \[2, 4\] for 8 rows \(two per fold\)"
+    ):
         position_probe(table, n_folds=5)
-    with pytest.raises(ValueError, match="n_folds must be an integer >= 2, got 1"):
+    with pytest.raises(ValueError, match=r"n_folds must be in \[2, 4\] for 8 rows .*, got 1$"):
         position_probe(table, n_folds=1)
-    with pytest.raises(ValueError, match="ridge must be a number >= 0, got -1"):
-        position_probe(table, ridge=-1.0)
+    with pytest.raises(TypeError, match=r"n_folds must be an integer in \[2, 4\] .*, got 2.0"):
+        position_probe(table, n_folds=2.0)  # type: ignore[arg-type]
+    with pytest.raises(
+        ValueError, match=r"n_folds must be in \[2, 2\] for 5 pairs of rows 3 apart .*, got 3$"
+    ):
+        shift_probe(table, 3, n_folds=3)
+    for ridge in (-1.0, np.nan, np.inf):
+        with pytest.raises(ValueError, match=rf"ridge must be a finite number >= 0, got {ridge}"):
+            position_probe(table, ridge=ridge)
+    with pytest.raises(TypeError, match="ridge must be a number >= 0, got '1' of type str"):
+        position_probe(table, ridge="1")  # type: ignore[arg-type]
     with pytest.raises(ValueError, match=r"2-D \(L, D\) array, got shape \(8,\)"):
         shift_probe(table[:, 0], 1)
 

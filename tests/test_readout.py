@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 import numpy as np
 import pytest
@@ -79,6 +80,10 @@ def test_training_learns_the_record_period() -> None:
         ({"steps": -1}, ValueError, r"steps must be an integer >= 0, got -1"),
         ({"learning_rate": 0.0}, ValueError, r"learning_rate must be a finite number > 0, got 0.0"),
         ({"learning_rate": math.nan}, ValueError, r"learning_rate must be .* got nan"),
+        ({"learning_rate": "0.1"}, TypeError, r"^learning_rate must be a number > 0, got '0.1'"),
+        ({"use_positions": "no"}, TypeError, r"^use_positions must be True or False, got 'no'"),
+        ({"use_positions": 0}, TypeError, r"^use_positions must be True or False, got 0 of"),
+        ({"random_offset": "yes"}, TypeError, r"^random_offset must be True or False, got 'yes'"),
     ],
 )
 def test_config_refuses_bad_values(kwargs: dict, error: type, message: str) -> None:
@@ -129,3 +134,57 @@ def test_continuing_needs_a_model_of_the_config_sizes() -> None:
     model = init_model(TrainConfig(seq_len=30))
     with pytest.raises(ValueError, match=r"position table.*\(30, 16\).*config needs.*\(60, 16\)"):
         train(TrainConfig(seq_len=60), model)
+
+
+def test_config_stores_python_numbers() -> None:
+    """numpy scalars were once stored as given, so a config held np.int64 and np.float32."""
+    config = TrainConfig(
+        seed=np.int64(3),
+        steps=np.int8(2),
+        batch_size=np.uint16(4),
+        learning_rate=np.float32(0.5),
+        seq_len=np.int32(8),
+        embed_dim=np.int64(4),
+        use_positions=np.bool_(False),
+        random_offset=np.bool_(True),
+    )  # type: ignore[arg-type]
+    for name, kind in [
+        ("seed", int),
+        ("steps", int),
+        ("batch_size", int),
+        ("learning_rate", float),
+        ("seq_len", int),
+        ("embed_dim", int),
+        ("use_positions", bool),
+        ("random_offset", bool),
+    ]:
+        assert type(getattr(config, name)) is kind, name
+    assert config == TrainConfig(
+        seed=3,
+        steps=2,
+        batch_size=4,
+        learning_rate=0.5,
+        seq_len=8,
+        embed_dim=4,
+        use_positions=False,
+        random_offset=True,
+    )
+
+
+@pytest.mark.parametrize(
+    ("call", "message"),
+    [
+        (lambda: init_model("AA-99;"), r"^config must be a TrainConfig, got 'AA-99;' of type str$"),
+        (lambda: train(None), r"^config must be a TrainConfig, got None of type NoneType$"),
+        (
+            lambda: train(TrainConfig(steps=1), "model"),
+            r"^model must be a ReadoutModel, got 'model' of type str$",
+        ),
+    ],
+)
+def test_a_config_or_model_of_another_type_is_refused(
+    call: Callable[[], object], message: str
+) -> None:
+    """These once raised AttributeError: 'str' object has no attribute 'seq_len'."""
+    with pytest.raises(TypeError, match=message):
+        call()

@@ -91,3 +91,39 @@ def test_bad_input_names_the_value_and_the_range(
 ) -> None:
     with pytest.raises(error, match=message):
         call()
+
+
+@pytest.mark.parametrize("value", ["no", 1, None, np.float64(0.0)])
+def test_bool_arguments_must_be_bools(value: object) -> None:
+    """random_offset="no" once counted as True (a truthy string), and so did use_positions=1."""
+    with pytest.raises(TypeError, match=r"^random_offset must be True or False, got"):
+        make_records(2, 5, random_offset=value)  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match=r"^use_positions must be True or False, got"):
+        loss_floor("A9", 5, value)  # type: ignore[arg-type]
+
+
+def test_numpy_bools_are_bools() -> None:
+    assert loss_floor("A9", 5, np.bool_(True)) == loss_floor("A9", 5, True)
+    first, _ = make_records(2, 5, random_offset=np.bool_(True), seed=3)
+    np.testing.assert_array_equal(first, make_records(2, 5, random_offset=True, seed=3)[0])
+
+
+@pytest.mark.parametrize(
+    ("seed", "error", "message"),
+    [
+        (-1, ValueError, r"^seed must be an integer >= 0, got -1$"),
+        (1.5, TypeError, r"^seed must be an integer >= 0, got 1.5 of type float$"),
+        (True, TypeError, r"^seed must be an integer >= 0, got True of type bool$"),
+    ],
+)
+def test_bad_seeds_are_refused(seed: object, error: type, message: str) -> None:
+    """numpy's own errors once came from deep inside SeedSequence; True was taken as seed 1."""
+    with pytest.raises(error, match=message):
+        make_records(2, 5, seed=seed)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("text", [5, ["A", "B"], None])
+def test_encode_needs_a_string(text: object) -> None:
+    """encode(5) once raised "'int' object is not iterable"; a list of letters was encoded."""
+    with pytest.raises(TypeError, match=r"^text must be a string, got .* of type"):
+        encode(text)  # type: ignore[arg-type]

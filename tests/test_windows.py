@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 import pytest
 
@@ -32,3 +34,32 @@ def test_window_losses_refuse_mismatched_shapes() -> None:
         sliding_window_losses(lambda ids: ids, np.zeros((1, 3)), np.zeros((1, 2)), 2)
     with pytest.raises(ValueError, match="window must be an integer >= 1, got 0"):
         sliding_window_losses(lambda ids: ids, np.zeros((1, 3)), np.zeros((1, 3)), 0)
+
+
+def _uniform(ids: np.ndarray) -> np.ndarray:
+    return np.zeros((*ids.shape, 4))
+
+
+@pytest.mark.parametrize(
+    ("call", "error", "message"),
+    [
+        (
+            lambda: sliding_window_losses(
+                _uniform, np.zeros((1, 3), int), np.full((1, 3), np.nan), 2
+            ),
+            TypeError,
+            r"^targets must be integers, got dtype float64$",
+        ),
+        (
+            lambda: sliding_window_losses(3, np.zeros((1, 3), int), np.zeros((1, 3), int), 2),
+            TypeError,
+            r"^next_logits must be a callable taking ids \(B, t\), got 3$",
+        ),
+    ],
+)
+def test_window_losses_refuse_what_they_cannot_score(
+    call: Callable[[], object], error: type, message: str
+) -> None:
+    """NaN targets once passed as "not scored" (NaN >= 0 is False): a stream of nan losses."""
+    with pytest.raises(error, match=message):
+        call()

@@ -32,6 +32,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 from functools import lru_cache
+from itertools import pairwise
 from typing import Literal
 
 import numpy as np
@@ -171,7 +172,7 @@ def linear_bias(seq_len: int, slope: float) -> NDArray[np.float64]:
     Entries above the diagonal (keys in the future) are masked anyway.
     """
     t = np.arange(seq_len, dtype=np.float64)
-    return -slope * (t[:, None] - t[None, :])
+    return slope * (t[None, :] - t[:, None])  # (j - i), so the diagonal is +0.0, not -0.0
 
 
 def init_model(config: SchemeConfig) -> SchemeModel:
@@ -350,3 +351,32 @@ def loss_by_position(
         if rows.any():
             losses[t] = cross_entropy(logits[rows, t], y[rows, t])[0]
     return losses
+
+
+def losses_by_length(
+    per_position: ArrayLike, train_len: int, multiples: tuple[int, ...] = (1, 2, 4)
+) -> dict[int, float]:
+    """The mean loss over the positions each length adds, from :func:`loss_by_position`'s curve.
+
+    For multiples ``(1, 2, 4)`` of ``T``: positions ``[0, T)`` (what training saw), ``[T, 2T)`` and
+    ``[2T, 4T)``; positions without a target (``nan``) are left out.
+
+    Returns:
+        ``{multiple: mean loss}`` in the order given.
+
+    Raises:
+        ValueError: multiples that do not increase from 1 or more, or a curve shorter than the
+            last length.
+    """
+    curve = np.asarray(per_position, dtype=np.float64)
+    train_len = check_int("train_len", train_len)
+    if not multiples or multiples[0] < 1 or any(a >= b for a, b in pairwise(multiples)):
+        raise ValueError(f"multiples must increase from 1 or more, got {multiples}")
+    if len(curve) < multiples[-1] * train_len:
+        raise ValueError(
+            f"the curve has {len(curve)} positions; {multiples[-1]} x {train_len} are needed"
+        )
+    return {
+        end: float(np.nanmean(curve[start * train_len : end * train_len]))
+        for start, end in pairwise((0, *multiples))
+    }

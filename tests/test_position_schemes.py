@@ -19,6 +19,7 @@ from gptembed.position_schemes import (
     linear_bias,
     loss_and_grads,
     loss_by_position,
+    losses_by_length,
     make_batch,
     rotate,
     train,
@@ -237,3 +238,13 @@ def test_make_batch_draws_the_configured_task() -> None:
 def test_config_refuses_bad_values(changes: dict, message: str) -> None:
     with pytest.raises(ValueError, match=message):
         tiny(str(changes.pop("scheme", "learned")), **changes)
+
+
+def test_losses_by_length_average_the_positions_each_length_adds() -> None:
+    curve = [np.nan, 1.0, 2.0, 4.0, 6.0, 6.0, 8.0, 10.0]
+    assert losses_by_length(curve, 2) == {1: 1.0, 2: 3.0, 4: 7.5}
+    assert losses_by_length(curve, 4, (1, 2)) == {1: 7 / 3, 2: 7.5}
+    with pytest.raises(ValueError, match="the curve has 8 positions; 4 x 3 are needed"):
+        losses_by_length(curve, 3)
+    with pytest.raises(ValueError, match=r"multiples must increase from 1 or more, got \(2, 2\)"):
+        losses_by_length(curve, 2, (2, 2))

@@ -571,6 +571,7 @@ EXTRAPOLATION_FIGSIZE = (10.0, 4.2)
 def plot_loss_by_position(
     panels: Mapping[str, Mapping[str, ArrayLike]],
     train_len: int,
+    *,
     floor: float = 1e-3,
     axes: Sequence[Axes] | None = None,
 ) -> Figure:

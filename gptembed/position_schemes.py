@@ -219,6 +219,8 @@ def forward(model: SchemeModel, token_ids: ArrayLike, window: int | None = None)
         window = check_int("window", window)
         t = np.arange(seq_len)
         scores = np.where(t[:, None] - t[None, :] >= window, -np.inf, scores)
+    # attention_model.forward embeds and projects again (cheap next to the (T, T) scores), so
+    # that masking, softmax and read-out have one implementation for every scheme.
     result = attention_forward(attention, ids, scores=scores)
     result.q, result.k = q, k
     return result

@@ -210,6 +210,10 @@ def test_loss_by_position_averages_each_position_over_its_scored_rows() -> None:
             assert np.isnan(per_position[t])
     with pytest.raises(ValueError, match=r"targets must have the inputs' shape \(16, 6\)"):
         loss_by_position(model, inputs, targets[:, :5])
+    wrong = targets.copy()
+    wrong[0, -1] = 7  # the vocabulary has 5 ids
+    with pytest.raises(ValueError, match=r"target id 7 .* out of range"):
+        loss_by_position(model, inputs, wrong)
 
 
 def test_make_batch_draws_the_configured_task() -> None:

@@ -12,6 +12,9 @@ The package is a set of rooms, one idea each (numpy only, except :mod:`gptembed.
 - :mod:`gptembed.readout`: the read-out model (embedding plus one linear map) and its training.
 - :mod:`gptembed.attention_model`: a one-head causal attention toy that must use position.
 - :mod:`gptembed.windows`: reading a stream longer than the window, as nanoGPT's generate does.
+- :mod:`gptembed.position_schemes`: five ways to give the attention toy position (learned,
+  sinusoidal, rotary, ALiBi, none), and running them past the trained length.
+- :mod:`gptembed.marker_tasks`: the toy data whose question is recency: the latest marker.
 - :mod:`gptembed.probes`: looking inside a position table.
 - :mod:`gptembed.plotting`: every figure of the book (matplotlib), imported on its own.
 - :mod:`gptembed.samples` and :mod:`gptembed.glue`: sample GPT-2 ids, and the book's glue.

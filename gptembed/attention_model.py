@@ -24,6 +24,7 @@ gives the same bits whatever the thread count.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TypeVar
 
@@ -379,7 +380,22 @@ def loss_and_grads(
     ids = model.embedding.check_ids(inputs)
     if ids.ndim != 2:
         raise ValueError(f"inputs must have shape (B, T), got {ids.shape}")
-    f = forward(model, ids)
+    return _backward(model, forward(model, ids), ids, targets)
+
+
+def _backward(
+    model: AttentionModel,
+    f: Forward,
+    ids: NDArray[np.intp],
+    targets: ArrayLike,
+    rotate_back: Callable[[NDArray[np.float64]], NDArray[np.float64]] | None = None,
+) -> tuple[float, dict[str, NDArray[np.float64]]]:
+    """The loss and gradients of :func:`loss_and_grads`, from the forward pass ``f`` of ``ids``.
+
+    ``rotate_back`` serves a head whose queries and keys were rotated after their projections
+    (rotary positions, :mod:`gptembed.position_schemes`): ``f.q`` and ``f.k`` are the rotated
+    ones, and it maps gradients ``(B, T, H)`` with respect to them back to the projections'.
+    """
     loss, dlogits = _masked_loss(f.logits, targets)  # (B, T, V)
     grad_out = _flat(f.out).T @ _flat(dlogits)  # (H, V)
     grad_b = dlogits.sum(axis=(0, 1))
@@ -391,6 +407,8 @@ def loss_and_grads(
     dscores /= math.sqrt(model.head_dim)
     dq = dscores @ f.k  # (B, T, H)
     dk = dscores.swapaxes(-1, -2) @ f.q  # (B, T, H)
+    if rotate_back is not None:
+        dq, dk = rotate_back(dq), rotate_back(dk)
     dx = dq @ model.w_query.T + dk @ model.w_key.T + dv @ model.w_value.T  # (B, T, D)
     grad_token, grad_position = model.embedding.backward(dx, ids)
     x_t = _flat(f.x).T  # (D, B*T)

@@ -697,3 +697,72 @@ def plot_loss_by(
     ax.grid(True, alpha=0.3)
     ax.legend(loc="best", fontsize=8)
     return fig
+
+
+EXTRAPOLATION_FIGSIZE = (10.0, 4.2)
+"""Width and height in inches of :func:`plot_loss_by_position` (one panel per task)."""
+
+
+def plot_loss_by_position(
+    panels: Mapping[str, Mapping[str, ArrayLike]],
+    train_len: int,
+    *,
+    floor: float = 1e-3,
+    axes: Sequence[Axes] | None = None,
+) -> Figure:
+    """Loss (nats) against position, one panel per task and one line per model, past training.
+
+    The y axis is logarithmic, so a loss near zero and one of many nats both show; losses below
+    ``floor`` are drawn at ``floor``. A dashed line marks the training length, dotted lines its
+    multiples, and the region past it is shaded.
+
+    Args:
+        panels: task title -> (model label -> ``(n,)`` loss at positions ``0 .. n-1``; ``nan``
+            where a position has no target). Every panel gets the same labels, colours and
+            markers, in the first panel's order.
+        train_len: ``T``, the length the models were trained at.
+        floor: the smallest loss drawn.
+        axes: one axes per panel to draw on; by default a new :data:`EXTRAPOLATION_FIGSIZE` row.
+
+    Raises:
+        ValueError: no panels, ``floor`` not positive, or ``axes`` of the wrong number.
+    """
+    train_len = check_int("train_len", train_len)
+    if not panels:
+        raise ValueError("panels must hold at least one task")
+    if not floor > 0:
+        raise ValueError(f"floor must be > 0 (the y axis is logarithmic), got {floor}")
+    fig, grid = figure_and_panels(axes, len(panels), EXTRAPOLATION_FIGSIZE)
+    labels = list(next(iter(panels.values())))
+    colours = [PALETTE[c] for c in ("blue", "vermillion", "green", "orange", "purple", "black")]
+    markers = ["o", "s", "^", "D", "v", "x"]  # told apart by marker as well as colour
+    style = {label: (c, m) for label, c, m in zip(labels, colours, markers, strict=False)}
+    for ax, (title, curves) in zip(grid, panels.items(), strict=True):
+        length = 0
+        for label, losses in curves.items():
+            values = np.maximum(np.asarray(losses, dtype=float), floor)  # nan stays nan
+            length = max(length, len(values))
+            colour, marker = style.get(label, (PALETTE["black"], "x"))
+            ax.plot(
+                np.arange(len(values)), values, marker=marker, ms=3, markevery=4,
+                color=colour, lw=1.4, label=label,
+            )  # fmt: skip
+        ax.axvspan(train_len - 0.5, max(length, train_len) - 0.5, color="#eeeeee", zorder=0)
+        ax.axvline(train_len - 0.5, color=PALETTE["black"], ls="--", lw=1.0)
+        for multiple in range(2 * train_len, length, train_len):
+            ax.axvline(multiple - 0.5, color=PALETTE["black"], ls=":", lw=0.8)
+        ax.annotate(
+            f"trained length T = {train_len}",
+            xy=(train_len - 0.5, 1.0),
+            xycoords=("data", "axes fraction"),
+            xytext=(4, -12),
+            textcoords="offset points",
+            fontsize=8,
+        )
+        ax.set_yscale("log")
+        ax.set_title(title)
+        ax.set_xlabel("position in the sequence")
+        ax.grid(True, alpha=0.3)
+    grid[0].set_ylabel("cross-entropy at that position (nats, log scale)")
+    grid[0].legend(loc="lower right", fontsize=8, framealpha=0.9)
+    return fig

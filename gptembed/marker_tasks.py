@@ -1,0 +1,85 @@
+"""Marker streams: random ids in which a few ids are markers, and the question "which came last?".
+
+Ids ``0 .. M-1`` are markers, the rest filler. Each position holds a marker with probability
+``rate`` (its kind drawn uniformly), else a filler id drawn uniformly. The target at every
+position is the most recent marker at or before it: a question of order, but of *recency* only,
+where the lookback task of :mod:`gptembed.attention_model` asks for one exact distance. A model
+that sees the earlier ids as an unordered bag can only guess among the markers it has seen.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numpy.typing import NDArray
+
+from ._checks import check_int
+from .attention_model import IGNORE
+
+
+def make_latest_marker(
+    n_sequences: int,
+    seq_len: int,
+    vocab_size: int,
+    *,
+    n_markers: int,
+    rate: float,
+    seed: int | np.random.Generator = 0,
+) -> tuple[NDArray[np.intp], NDArray[np.intp]]:
+    """A marker stream and, at each position, the most recent marker at or before it.
+
+    >>> inputs, targets = make_latest_marker(1, 10, vocab_size=8, n_markers=2, rate=0.3, seed=4)
+    >>> inputs.tolist()  # ids 0 and 1 are the markers
+    [[7, 4, 6, 0, 5, 7, 5, 1, 4, 5]]
+    >>> targets.tolist()  # -1 (IGNORE) before the first marker
+    [[-1, -1, -1, 0, 0, 0, 0, 1, 1, 1]]
+
+    Returns:
+        ``(inputs, targets)``, both ``(B, T)``; :data:`IGNORE` before a row's first marker.
+
+    Raises:
+        TypeError, ValueError: a size that is not a positive integer, ``n_markers`` not in
+            ``[1, V - 1]`` (some ids must be filler), or a rate outside ``(0, 1]``.
+    """
+    n_sequences = check_int("n_sequences", n_sequences)
+    seq_len = check_int("seq_len", seq_len)
+    vocab_size = check_int("vocab_size", vocab_size)
+    n_markers = check_marker_count(n_markers, vocab_size)
+    rate = check_marker_rate(rate)
+    rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
+    shape = (n_sequences, seq_len)
+    is_marker = rng.random(shape) < rate
+    kinds = rng.integers(n_markers, size=shape)
+    filler = rng.integers(n_markers, vocab_size, size=shape)
+    inputs = np.where(is_marker, kinds, filler).astype(np.intp)  # (B, T)
+    where = np.where(is_marker, np.arange(seq_len), -1)  # (B, T): a marker's own index, else -1
+    latest = np.maximum.accumulate(where, axis=1)  # (B, T): index of the latest marker so far
+    picked = np.take_along_axis(inputs, np.maximum(latest, 0), axis=1)
+    return inputs, np.where(latest >= 0, picked, IGNORE).astype(np.intp)
+
+
+def check_marker_count(n_markers: object, vocab_size: int) -> int:
+    """``n_markers`` as an ``int`` in ``[1, V - 1]``: some ids must be left for filler.
+
+    Raises:
+        TypeError: not an integer.
+        ValueError: outside ``[1, V - 1]``.
+    """
+    n_markers = check_int("n_markers", n_markers)
+    if n_markers >= vocab_size:
+        raise ValueError(
+            f"n_markers must be in [1, {vocab_size - 1}] (some ids must be filler), got {n_markers}"
+        )
+    return n_markers
+
+
+def check_marker_rate(rate: object) -> float:
+    """``rate`` as a ``float`` in ``(0, 1]``, the chance that a position holds a marker.
+
+    Raises:
+        ValueError: not a real number in ``(0, 1]`` (bools refused).
+    """
+    if isinstance(rate, bool) or not isinstance(rate, (int, float, np.integer, np.floating)):
+        raise ValueError(f"rate must be a number in (0, 1], got {rate!r}")
+    if not 0 < rate <= 1:
+        raise ValueError(f"rate must be in (0, 1], got {rate!r}")
+    return float(rate)

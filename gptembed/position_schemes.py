@@ -1,0 +1,384 @@
+"""Five ways to give the one-head attention model position, with one model and one training loop.
+
+The model is :mod:`gptembed.attention_model`'s causal attention head; only where position enters
+changes:
+
+- ``"learned"``: a learned absolute table added to the token rows, as in GPT-2 and GPT-3
+  (:class:`~gptembed.embedding.GPTStyleEmbedding`, every row trained).
+- ``"sinusoidal"``: the fixed table of Vaswani et al. 2017
+  (:func:`~gptembed.positions.sinusoidal_table`) added to the token rows, never trained.
+- ``"rotary"``: nothing added; the query and the key at position ``t`` are rotated, one pair of
+  dimensions at a time, through the angles ``t * theta_i`` (RoPE: Su et al. 2021, "RoFormer",
+  arXiv:2104.09864), so that ``q_i . k_j`` sees the positions only through ``i - j``.
+- ``"alibi"``: nothing added; ``-m * (i - j)`` is added to the score of query ``i`` and key ``j``
+  with a fixed slope ``m`` (ALiBi: Press, Smith & Lewis 2021, "Train Short, Test Long",
+  arXiv:2108.12409).
+- ``"none"``: no position signal at all; the causal mask is all that tells positions apart.
+
+Every scheme is the same :class:`~gptembed.attention_model.AttentionModel`, with the same initial
+token rows and projections for a given seed; the embedding's position table does the scheme's
+part. The learned table trains each row. The sinusoidal table is frozen. The three schemes that
+add nothing train *one* row shared by every position (it starts at zero and every row takes the
+same update): a bias on the queries, keys and values that carries no position, which the two
+tables have anyway (a learned table learns its own mean; the slowest cosines of a sinusoidal
+table are close to 1 at every position).
+
+:func:`at_length` makes a trained model run past its length: the learned table needs new rows (one
+of :meth:`~gptembed.embedding.GPTStyleEmbedding.extended`'s methods), the sinusoidal table more
+rows of its formula, and the other three nothing but their shared row repeated.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from functools import lru_cache
+from itertools import pairwise
+from typing import Literal
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from ._checks import check_int, check_positive_float
+from .attention_model import (
+    IGNORE,
+    AttentionConfig,
+    AttentionModel,
+    Forward,
+    _backward,
+    _project,
+    _scores,
+    make_lookback,
+)
+from .attention_model import forward as attention_forward
+from .attention_model import init_model as init_attention
+from .embedding import GPTStyleEmbedding
+from .marker_tasks import check_marker_count, check_marker_rate, make_latest_marker
+from .optim import Batch, TrainResult, cross_entropy, fit
+from .positions import sinusoidal_table
+
+Scheme = Literal["learned", "sinusoidal", "rotary", "alibi", "none"]
+SCHEMES: tuple[Scheme, ...] = ("learned", "sinusoidal", "rotary", "alibi", "none")
+"""The five ways of giving the model position, in the order the book shows them."""
+
+SHARED_ROW: tuple[Scheme, ...] = ("rotary", "alibi", "none")
+"""The schemes that add nothing to the token rows; their position table is one shared row."""
+
+Task = Literal["lookback", "latest_marker"]
+TASKS: tuple[Task, ...] = ("lookback", "latest_marker")
+"""The tasks a :class:`SchemeConfig` trains on (:func:`make_batch`)."""
+
+Extension = Literal["fresh", "interpolate", "tile"]
+
+
+@dataclass(frozen=True)
+class SchemeConfig(AttentionConfig):
+    """A run of the attention model with one position scheme on one task.
+
+    The sizes are :class:`~gptembed.attention_model.AttentionConfig`'s but for a shorter training
+    length (16) and a head twice as wide (16, so a rotary head has eight frequencies).
+
+    Attributes:
+        scheme: one of :data:`SCHEMES`.
+        task: one of :data:`TASKS`; ``offset`` serves ``"lookback"``, ``n_markers`` and
+            ``marker_rate`` serve ``"latest_marker"``.
+        n_markers: how many ids are markers (ids ``0 .. n_markers - 1``).
+        marker_rate: the chance that a position holds a marker.
+        alibi_slope: ``m`` of the linear bias.
+        rotary_base: the wavelength scale of the rotary angles (10,000, as in RoPE).
+    """
+
+    # AttentionConfig's sizes, but for these two:
+    seq_len: int = 16
+    head_dim: int = 16
+    # the scheme and the task:
+    scheme: Scheme = "learned"
+    task: Task = "lookback"
+    n_markers: int = 4
+    marker_rate: float = 0.25
+    alibi_slope: float = 0.5
+    rotary_base: float = 10000.0
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if self.scheme not in SCHEMES:
+            raise ValueError(f"scheme must be one of {SCHEMES}, got {self.scheme!r}")
+        if self.task not in TASKS:
+            raise ValueError(f"task must be one of {TASKS}, got {self.task!r}")
+        if not self.use_positions:
+            raise ValueError("use_positions=False is scheme='none' here: pass that instead")
+        check_marker_count(self.n_markers, self.vocab_size)
+        check_marker_rate(self.marker_rate)
+        check_positive_float("alibi_slope", self.alibi_slope)
+        if check_positive_float("rotary_base", self.rotary_base) <= 1:
+            raise ValueError(f"rotary_base must be > 1, got {self.rotary_base}")
+        if self.head_dim % 2:
+            raise ValueError(f"head_dim must be even (rotary pairs), got {self.head_dim}")
+
+
+@dataclass
+class SchemeModel:
+    """The attention model and the run that made it.
+
+    Attributes:
+        attention: the model; what its position table holds depends on the scheme.
+        config: the run's configuration (scheme, slope, base, task).
+    """
+
+    attention: AttentionModel
+    config: SchemeConfig
+
+    @property
+    def scheme(self) -> Scheme:
+        """Which of :data:`SCHEMES` the model uses."""
+        return self.config.scheme
+
+    @property
+    def max_seq_len(self) -> int:
+        """The longest sequence the model runs as it is (:func:`at_length` makes it longer)."""
+        return self.attention.embedding.max_seq_len
+
+
+@lru_cache(maxsize=16)
+def _angles(seq_len: int, head_dim: int, base: float) -> tuple[NDArray[np.float64], ...]:
+    """``(sin, cos)``, each ``(T, H/2)``: the rotary angles' sines and cosines, read-only."""
+    table = sinusoidal_table(seq_len, head_dim, base)  # (T, H): sin, cos, sin, cos, ...
+    sin, cos = np.ascontiguousarray(table[:, 0::2]), np.ascontiguousarray(table[:, 1::2])
+    sin.flags.writeable = cos.flags.writeable = False
+    return sin, cos
+
+
+def rotate(a: NDArray[np.float64], base: float, inverse: bool = False) -> NDArray[np.float64]:
+    """Rotate each pair of dimensions ``(2i, 2i + 1)`` of ``(..., T, H)`` by ``t * theta_i``.
+
+    ``theta_i = base**(-2i / H)``: the frequencies of :func:`~gptembed.positions.sinusoidal_table`,
+    whose sine and cosine columns are exactly what the rotation needs. Rotating a query at ``i``
+    and a key at ``j`` leaves their dot product a function of ``i - j``, because rotations
+    compose: ``R(i)^T R(j) = R(j - i)``. ``inverse`` rotates by ``-t * theta_i`` (the transpose),
+    which is how a gradient goes back through the rotation.
+    """
+    sin, cos = _angles(*a.shape[-2:], float(base))  # (T, H/2) each
+    if inverse:
+        sin = -sin
+    even, odd = a[..., 0::2], a[..., 1::2]
+    out = np.empty_like(a)
+    out[..., 0::2] = even * cos - odd * sin
+    out[..., 1::2] = even * sin + odd * cos
+    return out
+
+
+def linear_bias(seq_len: int, slope: float) -> NDArray[np.float64]:
+    """ALiBi's ``(T, T)`` bias: ``-slope * (i - j)`` for query ``i`` and key ``j``.
+
+    Entries above the diagonal (keys in the future) are masked anyway.
+    """
+    t = np.arange(seq_len, dtype=np.float64)
+    return slope * (t[None, :] - t[:, None])  # (j - i), so the diagonal is +0.0, not -0.0
+
+
+def init_model(config: SchemeConfig) -> SchemeModel:
+    """A fresh model: :func:`~gptembed.attention_model.init_model`'s weights, whatever the scheme.
+
+    The position table starts as the learned table's random draw (``"learned"``), the sinusoidal
+    table (``"sinusoidal"``) or zeros (the shared row of the other three).
+    """
+    attention = init_attention(config)
+    table = attention.embedding.position_embeddings  # (T, D), updated in place
+    if config.scheme == "sinusoidal":
+        table[:] = sinusoidal_table(config.seq_len, config.embed_dim)
+    elif config.scheme in SHARED_ROW:
+        table[:] = 0.0
+    return SchemeModel(attention, config)
+
+
+def forward(model: SchemeModel, token_ids: ArrayLike, window: int | None = None) -> Forward:
+    """Run the model on ids ``(T,)`` or ``(B, T)`` at positions ``0 .. T-1``.
+
+    The scheme sets the scores; masking, softmax and read-out are
+    :func:`gptembed.attention_model.forward`'s. The returned ``q`` and ``k`` are the ones the
+    scores were computed from (rotated, for ``"rotary"``).
+
+    Args:
+        window: if given, query ``i`` sees only the keys ``j > i - window`` (the last ``window``
+            positions, itself included), as in sliding-window attention.
+
+    Raises:
+        TypeError, ValueError: as :meth:`GPTStyleEmbedding.check_ids`, so a sequence longer than
+            :attr:`SchemeModel.max_seq_len` is refused (see :func:`at_length`); or a window that
+            is not a positive integer.
+    """
+    attention, config = model.attention, model.config
+    ids = attention.embedding.check_ids(token_ids)  # (T,) or (B, T)
+    seq_len = ids.shape[-1]
+    q, k, _ = _project(attention, attention.embedding.forward(ids))  # (..., T, H) each
+    if config.scheme == "rotary":
+        q, k = rotate(q, config.rotary_base), rotate(k, config.rotary_base)
+    scores = _scores(attention, q, k)  # (..., T, T)
+    if config.scheme == "alibi":
+        scores = scores + linear_bias(seq_len, config.alibi_slope)
+    if window is not None:
+        window = check_int("window", window)
+        t = np.arange(seq_len)
+        scores = np.where(t[:, None] - t[None, :] >= window, -np.inf, scores)
+    # attention_model.forward embeds and projects again (cheap next to the (T, T) scores), so
+    # that masking, softmax and read-out have one implementation for every scheme.
+    result = attention_forward(attention, ids, scores=scores)
+    result.q, result.k = q, k
+    return result
+
+
+def loss_and_grads(
+    model: SchemeModel, inputs: ArrayLike, targets: ArrayLike
+) -> tuple[float, dict[str, NDArray[np.float64]]]:
+    """Mean cross-entropy over the scored positions of ``(B, T)`` inputs, and every gradient.
+
+    Returns:
+        ``(loss, grads)`` keyed like :meth:`AttentionModel.parameters`: the gradient of each
+        array as it is used, each position row on its own (:func:`train` applies the scheme's
+        rule to the table's gradient).
+    """
+    ids = model.attention.embedding.check_ids(inputs)
+    if ids.ndim != 2:
+        raise ValueError(f"inputs must have shape (B, T), got {ids.shape}")
+    base = model.config.rotary_base
+    rotate_back = None
+    if model.scheme == "rotary":
+
+        def rotate_back(grad: NDArray[np.float64]) -> NDArray[np.float64]:
+            return rotate(grad, base, inverse=True)
+
+    return _backward(model.attention, forward(model, ids), ids, targets, rotate_back)
+
+
+def make_batch(
+    config: SchemeConfig, n_sequences: int, seq_len: int, seed: int | np.random.Generator = 0
+) -> Batch:
+    """``(inputs, targets)`` of ``config.task``, each ``(B, T)``; :data:`IGNORE` marks no target."""
+    if config.task == "lookback":
+        return make_lookback(n_sequences, seq_len, config.vocab_size, config.offset, seed)
+    return make_latest_marker(
+        n_sequences,
+        seq_len,
+        config.vocab_size,
+        n_markers=config.n_markers,
+        rate=config.marker_rate,
+        seed=seed,
+    )
+
+
+def train(config: SchemeConfig) -> TrainResult[SchemeModel, SchemeConfig]:
+    """Train a :class:`SchemeModel` with :func:`~gptembed.optim.fit` on fresh batches of its task.
+
+    The position table follows the scheme: every row trained (``"learned"``), frozen
+    (``"sinusoidal"``), or one row shared by all positions (the others: each row gets the sum of
+    the rows' gradients, so the rows, equal at the start, stay equal). Deterministic: the same
+    ``config`` gives the same losses and weights on the same machine.
+    """
+    model = init_model(config)
+    initial = model.attention.embedding.position_embeddings.copy()
+    data_rng = np.random.default_rng([config.seed, 2])
+
+    def step(inputs: NDArray[np.intp], targets: NDArray[np.intp]) -> tuple[float, dict]:
+        loss, grads = loss_and_grads(model, inputs, targets)
+        if config.scheme in SHARED_ROW:
+            rows = grads["position_embeddings"]  # (T, D)
+            rows[:] = rows.sum(axis=0)
+        return loss, grads
+
+    losses = fit(
+        model.attention.parameters(),
+        step,
+        lambda: make_batch(config, config.batch_size, config.seq_len, data_rng),
+        config.steps,
+        config.learning_rate,
+        frozen=("position_embeddings",) if config.scheme == "sinusoidal" else (),
+    )
+    return TrainResult(model, losses, initial, config)
+
+
+def at_length(
+    model: SchemeModel, seq_len: int, method: Extension | None = None, seed: int | None = None
+) -> SchemeModel:
+    """The trained model able to run sequences of up to ``seq_len``; its weights are shared.
+
+    Args:
+        seq_len: the new longest sequence, at least :attr:`SchemeModel.max_seq_len`.
+        method: for ``"learned"`` only, and required there: how the missing rows are made, one of
+            :meth:`GPTStyleEmbedding.extended`'s methods (``seed`` seeds ``"fresh"`` rows). A
+            sinusoidal table gets the rows of its formula; the other schemes repeat their shared
+            row, which carries no position.
+
+    Raises:
+        TypeError: ``seq_len`` is not an integer.
+        ValueError: ``seq_len`` shorter than the model's, a learned table without a method, or a
+            method for a scheme with no learned rows to extend.
+    """
+    embedding = model.attention.embedding
+    seq_len = check_int("seq_len", seq_len, minimum=embedding.max_seq_len)
+    if model.scheme == "learned":
+        if method is None:
+            raise ValueError(
+                "a learned table has no rows past its length: pass method='fresh', "
+                "'interpolate' or 'tile' (GPTStyleEmbedding.extended)"
+            )
+        grown = embedding.extended(seq_len, method=method, seed=seed)
+    elif method is not None:
+        raise ValueError(f"method is for a learned table only; {model.scheme!r} has none to grow")
+    else:
+        if model.scheme == "sinusoidal":
+            table = sinusoidal_table(seq_len, embedding.embed_dim, dtype=embedding.dtype)
+        else:
+            table = np.repeat(embedding.position_embeddings[:1], seq_len, axis=0)
+        grown = GPTStyleEmbedding.from_tables(embedding.token_embeddings, table)
+    return SchemeModel(replace(model.attention, embedding=grown), model.config)
+
+
+def loss_by_position(
+    model: SchemeModel, inputs: ArrayLike, targets: ArrayLike, window: int | None = None
+) -> NDArray[np.float64]:
+    """Mean cross-entropy (nats) at each position of ``(B, T)`` inputs, over the rows: ``(T,)``.
+
+    A position where no row has a target (all :data:`IGNORE`) is ``nan``. ``window`` is passed
+    to :func:`forward`.
+
+    Raises:
+        ValueError: targets of another shape than the inputs; and as :func:`forward`.
+    """
+    logits = forward(model, inputs, window).logits  # (B, T, V)
+    y = np.asarray(targets)
+    if y.shape != logits.shape[:-1]:
+        raise ValueError(f"targets must have the inputs' shape {logits.shape[:-1]}, got {y.shape}")
+    losses = np.full(y.shape[-1], np.nan)  # (T,)
+    for t in range(y.shape[-1]):
+        rows = y[:, t] != IGNORE  # (B,)
+        if rows.any():
+            losses[t] = cross_entropy(logits[rows, t], y[rows, t])[0]
+    return losses
+
+
+def losses_by_length(
+    per_position: ArrayLike, train_len: int, multiples: tuple[int, ...] = (1, 2, 4)
+) -> dict[int, float]:
+    """The mean loss over the positions each length adds, from :func:`loss_by_position`'s curve.
+
+    For multiples ``(1, 2, 4)`` of ``T``: positions ``[0, T)`` (what training saw), ``[T, 2T)`` and
+    ``[2T, 4T)``; positions without a target (``nan``) are left out.
+
+    Returns:
+        ``{multiple: mean loss}`` in the order given.
+
+    Raises:
+        ValueError: multiples that do not increase from 1 or more, or a curve shorter than the
+            last length.
+    """
+    curve = np.asarray(per_position, dtype=np.float64)
+    train_len = check_int("train_len", train_len)
+    if not multiples or multiples[0] < 1 or any(a >= b for a, b in pairwise(multiples)):
+        raise ValueError(f"multiples must increase from 1 or more, got {multiples}")
+    if len(curve) < multiples[-1] * train_len:
+        raise ValueError(
+            f"the curve has {len(curve)} positions; {multiples[-1]} x {train_len} are needed"
+        )
+    return {
+        end: float(np.nanmean(curve[start * train_len : end * train_len]))
+        for start, end in pairwise((0, *multiples))
+    }

@@ -1,0 +1,49 @@
+"""The marker stream: its targets against a plain loop, its draws, and the inputs it refuses."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from gptembed.attention_model import IGNORE
+from gptembed.marker_tasks import make_latest_marker
+
+
+def test_the_target_is_the_latest_marker_so_far() -> None:
+    inputs, targets = make_latest_marker(20, 30, vocab_size=9, n_markers=3, rate=0.2, seed=0)
+    for ids, target in zip(inputs, targets, strict=True):
+        latest = IGNORE
+        for token, expected in zip(ids, target, strict=True):
+            if token < 3:
+                latest = token
+            assert expected == latest
+
+
+def test_markers_appear_at_the_rate_and_the_kinds_evenly() -> None:
+    inputs, _ = make_latest_marker(400, 50, vocab_size=16, n_markers=4, rate=0.25, seed=1)
+    markers = inputs[inputs < 4]
+    assert markers.size / inputs.size == pytest.approx(0.25, abs=0.01)
+    np.testing.assert_allclose(np.bincount(markers) / markers.size, 0.25, atol=0.01)
+    assert inputs.min() >= 0 and inputs.max() < 16 and inputs.dtype == np.intp
+
+
+def test_the_same_seed_gives_the_same_stream() -> None:
+    first = make_latest_marker(3, 8, 6, n_markers=2, rate=0.5, seed=7)
+    np.testing.assert_array_equal(first, make_latest_marker(3, 8, 6, n_markers=2, rate=0.5, seed=7))
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "error", "message"),
+    [
+        ({"n_markers": 6}, ValueError, r"n_markers must be in \[1, 5\] \(some ids must be filler"),
+        ({"n_markers": 0}, ValueError, "n_markers must be an integer >= 1, got 0"),
+        ({"n_markers": 2.0}, TypeError, "n_markers must be an integer"),
+        ({"rate": 1.5}, ValueError, r"rate must be in \(0, 1\], got 1.5"),
+        ({"rate": True}, ValueError, r"rate must be a number in \(0, 1\], got True"),
+        ({"seq_len": 0}, ValueError, "seq_len must be an integer >= 1, got 0"),
+    ],
+)
+def test_bad_sizes_are_refused(kwargs: dict, error: type, message: str) -> None:
+    arguments = {"n_sequences": 2, "seq_len": 5, "vocab_size": 6, "n_markers": 2, "rate": 0.5}
+    with pytest.raises(error, match=message):
+        make_latest_marker(**{**arguments, **kwargs})

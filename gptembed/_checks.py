@@ -78,13 +78,14 @@ def check_float(
     *,
     above: float | None = None,
     minimum: float | None = None,
+    maximum: float | None = None,
     below: float | None = None,
 ) -> float:
     """Return ``value`` as a ``float`` if it is a finite real number in the given range.
 
     Args:
-        above, minimum, below: the range, ``value > above``, ``value >= minimum``,
-            ``value < below``; each optional.
+        above, minimum, maximum, below: the range, ``value > above``, ``value >= minimum``,
+            ``value <= maximum``, ``value < below``; each optional.
 
     Raises:
         TypeError: ``value`` is not a real number (bools and strings are refused).
@@ -95,6 +96,8 @@ def check_float(
         bounds.append(f"> {above:g}")
     if minimum is not None:
         bounds.append(f">= {minimum:g}")
+    if maximum is not None:
+        bounds.append(f"<= {maximum:g}")
     if below is not None:
         bounds.append(f"< {below:g}")
     wanted = " " + " and ".join(bounds) if bounds else ""
@@ -107,6 +110,7 @@ def check_float(
         not math.isfinite(number)
         or (above is not None and not number > above)
         or (minimum is not None and not number >= minimum)
+        or (maximum is not None and not number <= maximum)
         or (below is not None and not number < below)
     ):
         raise ValueError(f"{name} must be a finite number{wanted}, got {value}")

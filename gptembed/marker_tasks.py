@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import NDArray
 
-from ._checks import check_int
+from ._checks import check_float, check_int, check_int_in_range
 from .attention_model import IGNORE
 
 
@@ -62,24 +62,22 @@ def check_marker_count(n_markers: object, vocab_size: int) -> int:
 
     Raises:
         TypeError: not an integer.
-        ValueError: outside ``[1, V - 1]``.
+        ValueError: ``V < 2`` (no room for a marker and a filler id), or outside ``[1, V - 1]``.
     """
-    n_markers = check_int("n_markers", n_markers)
-    if n_markers >= vocab_size:
+    if vocab_size < 2:
         raise ValueError(
-            f"n_markers must be in [1, {vocab_size - 1}] (some ids must be filler), got {n_markers}"
+            f"vocab_size must be at least 2 for a marker and a filler id, got {vocab_size}"
         )
-    return n_markers
+    return check_int_in_range(
+        "n_markers", n_markers, 1, vocab_size - 1, " (some ids must be filler)"
+    )
 
 
 def check_marker_rate(rate: object) -> float:
     """``rate`` as a ``float`` in ``(0, 1]``, the chance that a position holds a marker.
 
     Raises:
-        ValueError: not a real number in ``(0, 1]`` (bools refused).
+        TypeError: not a real number (bools refused).
+        ValueError: not in ``(0, 1]``.
     """
-    if isinstance(rate, bool) or not isinstance(rate, (int, float, np.integer, np.floating)):
-        raise ValueError(f"rate must be a number in (0, 1], got {rate!r}")
-    if not 0 < rate <= 1:
-        raise ValueError(f"rate must be in (0, 1], got {rate!r}")
-    return float(rate)
+    return check_float("rate", rate, above=0, maximum=1)

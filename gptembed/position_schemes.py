@@ -38,7 +38,7 @@ from typing import Literal
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from ._checks import check_int, check_positive_float
+from ._checks import check_float, check_int
 from .attention_model import (
     IGNORE,
     AttentionConfig,
@@ -108,9 +108,8 @@ class SchemeConfig(AttentionConfig):
             raise ValueError("use_positions=False is scheme='none' here: pass that instead")
         check_marker_count(self.n_markers, self.vocab_size)
         check_marker_rate(self.marker_rate)
-        check_positive_float("alibi_slope", self.alibi_slope)
-        if check_positive_float("rotary_base", self.rotary_base) <= 1:
-            raise ValueError(f"rotary_base must be > 1, got {self.rotary_base}")
+        self._keep("alibi_slope", check_float("alibi_slope", self.alibi_slope, above=0))
+        self._keep("rotary_base", check_float("rotary_base", self.rotary_base, above=1))
         if self.head_dim % 2:
             raise ValueError(f"head_dim must be even (rotary pairs), got {self.head_dim}")
 

@@ -36,10 +36,14 @@ def test_the_same_seed_gives_the_same_stream() -> None:
     ("kwargs", "error", "message"),
     [
         ({"n_markers": 6}, ValueError, r"n_markers must be in \[1, 5\] \(some ids must be filler"),
-        ({"n_markers": 0}, ValueError, "n_markers must be an integer >= 1, got 0"),
+        (
+            {"n_markers": 0},
+            ValueError,
+            r"n_markers must be in \[1, 5\] \(some ids must be filler\), got 0",
+        ),
         ({"n_markers": 2.0}, TypeError, "n_markers must be an integer"),
-        ({"rate": 1.5}, ValueError, r"rate must be in \(0, 1\], got 1.5"),
-        ({"rate": True}, ValueError, r"rate must be a number in \(0, 1\], got True"),
+        ({"rate": 1.5}, ValueError, "rate must be a finite number > 0 and <= 1, got 1.5"),
+        ({"rate": True}, TypeError, "rate must be a number > 0 and <= 1, got True"),
         ({"seq_len": 0}, ValueError, "seq_len must be an integer >= 1, got 0"),
     ],
 )

@@ -234,9 +234,9 @@ def test_make_batch_draws_the_configured_task() -> None:
         ({"use_positions": False}, "use_positions=False is scheme='none' here"),
         ({"head_dim": 3}, r"head_dim must be even \(rotary pairs\), got 3"),
         ({"n_markers": 5}, r"n_markers must be in \[1, 4\]"),
-        ({"marker_rate": 0.0}, r"rate must be in \(0, 1\], got 0.0"),
+        ({"marker_rate": 0.0}, "rate must be a finite number > 0 and <= 1, got 0.0"),
         ({"alibi_slope": -1.0}, "alibi_slope must be a finite number > 0"),
-        ({"rotary_base": 1.0}, "rotary_base must be > 1, got 1.0"),
+        ({"rotary_base": 1.0}, "rotary_base must be a finite number > 1, got 1.0"),
     ],
 )
 def test_config_refuses_bad_values(changes: dict, message: str) -> None:

@@ -13,6 +13,7 @@ from gptembed import (
     attention_scores_bytes,
     measure_attention_scores_peak,
     naive_attention_probs,
+    softmax_statistics_bytes,
 )
 
 
@@ -94,3 +95,29 @@ def test_measured_peak_needs_a_floating_dtype(dtype: object, message: str) -> No
     """int32 once failed inside numpy's in-place scaling, and complex64 returned a number."""
     with pytest.raises(TypeError, match=message):
         measure_attention_scores_peak(64, dtype=dtype)  # type: ignore[arg-type]
+
+
+def test_a_banded_layer_keeps_window_scores_per_query() -> None:
+    dense = attention_scores_bytes(2048, 96, n_layers=48, bytes_per_element=2)
+    banded = attention_scores_bytes(2048, 96, n_layers=48, bytes_per_element=2, window=256)
+    assert banded * 8 == dense  # 256 of 2,048 keys per query
+    assert attention_scores_bytes(100, 2, window=256) == attention_scores_bytes(100, 2)
+    assert attention_scores_bytes(10, 1, window=np.int64(3)) == 10 * 3 * 4
+    with pytest.raises(ValueError, match=r"window must be an integer >= 1, got 0"):
+        attention_scores_bytes(10, 1, window=0)
+    with pytest.raises(TypeError, match=r"window must be an integer >= 1, got 2.5"):
+        attention_scores_bytes(10, 1, window=2.5)  # type: ignore[arg-type]
+
+
+def test_softmax_statistics_are_one_fp32_number_per_row() -> None:
+    cfg = MODELS["gpt2-small"]
+    per_row = softmax_statistics_bytes(1024, cfg.n_heads, cfg.n_layers, batch_size=3)
+    assert per_row == 3 * 12 * 12 * 1024 * 4
+    assert softmax_statistics_bytes(2048, 12) == 2 * softmax_statistics_bytes(1024, 12)
+    # n times fewer bytes than the fp32 scores it replaces
+    assert attention_scores_bytes(1024, 12) == 1024 * softmax_statistics_bytes(1024, 12)
+    assert softmax_statistics_bytes(0, 12) == 0
+    with pytest.raises(ValueError, match=r"n_heads must be an integer >= 1, got 0"):
+        softmax_statistics_bytes(10, 0)
+    with pytest.raises(ValueError, match=r"seq_len must be an integer >= 0, got -1"):
+        softmax_statistics_bytes(-1, 2)

@@ -41,29 +41,49 @@ V100: 16 or 32 GB; GeForce RTX 4090: 24 GB; A100: 40 or 80 GB; H100: 80 GB), in 
 that many GiB (a program can allocate slightly less in practice)."""
 
 AttentionMode = Literal["eager", "fused", "decode"]
-ATTENTION_MODES: Mapping[AttentionMode, tuple[str, str]] = MappingProxyType(
+
+
+@dataclass(frozen=True)
+class ModeText:
+    """How the explorer names one kind of attention and what its memory counts.
+
+    Attributes:
+        label: its name in the picker.
+        held: what one layer holds in place of (or as) its scores, as the result table's
+            heading (followed by "one layer" or "all layers").
+        note: one or two sentences on what the numbers count.
+    """
+
+    label: str
+    held: str
+    note: str
+
+
+ATTENTION_MODES: Mapping[AttentionMode, ModeText] = MappingProxyType(
     {
-        "eager": (
+        "eager": ModeText(
             "eager attention",
+            "Score matrices",
             "Eager attention stores every head's n \u00d7 n scores, and training keeps every "
             "layer's for the backward pass.",
         ),
-        "fused": (
+        "fused": ModeText(
             "fused (flash-style) kernel",
+            "Row statistics (no score matrix)",
             "A fused kernel computes the scores tile by tile and never stores the n \u00d7 n "
             "matrix: for the backward pass it keeps one fp32 number per query row and head. "
             "The arithmetic is the same as eager attention's.",
         ),
-        "decode": (
+        "decode": ModeText(
             "one decoding step with a KV cache",
+            "The new token's scores",
             "A decoding step scores one new token against the n cached keys: one row of n "
             "scores per head, one layer at a time, beside the KV cache of every layer.",
         ),
     }
 )
-"""The three ways to run attention the explorer compares: each one's name in its picker, and
-what its memory counts. The fused kernel's row statistics are
-:func:`~gptembed.attention_cost.softmax_statistics_bytes`."""
+"""The three ways to run attention the explorer compares. The fused kernel's row statistics
+are :func:`~gptembed.attention_cost.softmax_statistics_bytes`."""
 
 EXPLORER_LENGTHS = tuple(2**p for p in range(8, 21))
 """The context lengths on the explorer's slider: every power of two from 256 to 1,048,576."""
@@ -262,8 +282,8 @@ def explorer_grid() -> dict[str, Any]:
         "dtypes": [{"label": name, "bytes": size} for name, size in EXPLORER_DTYPES.items()],
         "batch_sizes": list(EXPLORER_BATCH_SIZES),
         "modes": [
-            {"key": key, "label": label, "note": note}
-            for key, (label, note) in ATTENTION_MODES.items()
+            {"key": key, "label": text.label, "held": text.held, "note": text.note}
+            for key, text in ATTENTION_MODES.items()
         ],
         "accelerators": list(ACCELERATORS),
         "values": values.table,

@@ -626,16 +626,7 @@ def plot_context_costs(
     ]
     for label, sizes, colour, style in lines:
         ax.plot(lengths, np.array(sizes, dtype=float), style, color=colour, lw=2, label=label)
-    for label, where in (marks or {}).items():
-        ax.axvline(where, color=PALETTE["black"], ls=":", lw=1.0)
-        ax.annotate(
-            label,
-            xy=(where, 1.0),
-            xycoords=("data", "axes fraction"),
-            xytext=(3, -11),
-            textcoords="offset points",
-            fontsize=8,
-        )
+    mark_verticals(ax, marks or {}, linestyle=":")
     ax.set_xscale("log", base=2)
     ax.set_yscale("log", base=2)
     ticks = [n for n in _LENGTH_TICKS if lengths[0] <= n <= lengths[-1]]
@@ -651,3 +642,17 @@ def plot_context_costs(
     ax.grid(which="major", alpha=0.3)
     ax.legend(loc="lower right", fontsize=8)
     return fig
+
+
+def mark_verticals(ax: Axes, marks: Mapping[str, float], linestyle: str = "--") -> None:
+    """Draw each of ``marks`` (label -> x) as a thin black vertical line, labelled at the top."""
+    for label, where in marks.items():
+        ax.axvline(where, color=PALETTE["black"], ls=linestyle, lw=1.0)
+        ax.annotate(
+            label,
+            xy=(where, 1.0),
+            xycoords=("data", "axes fraction"),
+            xytext=(4, -12),
+            textcoords="offset points",
+            fontsize=8,
+        )

@@ -6,14 +6,14 @@ page reads what that visit recorded, and fails alone. axe-core checks every page
 and the dark theme; screenshots of both (the light theme's first screen, the dark theme's whole
 page) land in `_build/screenshots/` for a person to look at.
 The browser is Debian's Chromium at /usr/bin/chromium, or with GPTEMBED_BROWSER=playwright
-Playwright's own (`python -m playwright install chromium`).
+Playwright's own (`python -m playwright install chromium`). The server and the browser are
+session fixtures in tests/conftest.py, shared with test_explorer.py.
 """
 
 from __future__ import annotations
 
 import functools
 import os
-import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
@@ -96,22 +96,6 @@ class _Server(ThreadingHTTPServer):
     daemon_threads = True
 
 
-@pytest.fixture(scope="session")
-def site() -> Iterator[str]:
-    """The base URL of `_build/html`, served from 127.0.0.1 on a free port for the session."""
-    require_build()
-    handler = functools.partial(_QuietHandler, directory=str(BUILD))
-    server = _Server((LOCAL_HOST, 0), handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://{LOCAL_HOST}:{server.server_address[1]}/"
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join(timeout=5)
-
-
 BROWSER = os.environ.get("GPTEMBED_BROWSER", "debian")
 """Which Chromium: `debian` (default, /usr/bin/chromium) or `playwright` (Playwright's own)."""
 
@@ -142,18 +126,6 @@ def _launch(playwright: Any) -> Browser:
             pytrace=False,
         )
     pytest.fail(f"GPTEMBED_BROWSER={BROWSER!r}: use 'debian' or 'playwright'", pytrace=False)
-
-
-@pytest.fixture(scope="session")
-def browser() -> Iterator[Browser]:
-    """One headless Chromium for the whole session."""
-    sync_api = pytest.importorskip(
-        "playwright.sync_api", reason='Playwright missing: pip install -e ".[test]"'
-    )
-    with sync_api.sync_playwright() as playwright:
-        chromium = _launch(playwright)
-        yield chromium
-        chromium.close()
 
 
 @pytest.fixture(scope="session")

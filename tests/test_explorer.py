@@ -6,7 +6,8 @@ own functions: `attention_scores_bytes`, `softmax_statistics_bytes`, `kv_cache_b
 `flops_per_token` and the parameter arithmetic, not through `gptembed.explorer`. They also
 check that the explorer works from `file://` without a server, that axe finds no violation
 after the settings change, in either theme, and that the built data is what the package
-computes now. The browser, the server and axe come from test_browser.py.
+computes now. The browser and the server are tests/conftest.py's fixtures; axe and the theme
+switch come from test_browser.py.
 """
 
 from __future__ import annotations
@@ -18,15 +19,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 import pytest
 from book_site import BUILD, SCREENSHOTS, built_page, require_build, source_of, toc_docnames
-from test_browser import (  # noqa: F401 (browser and site are fixtures)
-    VIEWPORT,
-    Visit,
-    _axe,
-    _open,
-    _switch_to_dark,
-    browser,
-    site,
-)
+from test_browser import VIEWPORT, Visit, _axe, _open, _switch_to_dark
 
 from gptembed import (
     MODELS,
@@ -152,7 +145,7 @@ def choose(page: Page, setting: Setting) -> None:
 
 
 @pytest.fixture(scope="module")
-def explorer(browser: Browser, site: str) -> Iterator[tuple[Page, Visit]]:  # noqa: F811
+def explorer(browser: Browser, site: str) -> Iterator[tuple[Page, Visit]]:
     """Chapter 4 open in a tab of its own, light theme, with its console watched."""
     assert PAGES, "no page of the book holds a {cost-explorer}"
     context = browser.new_context(viewport=VIEWPORT, color_scheme="light")
@@ -215,7 +208,7 @@ def test_axe_finds_no_violation_after_changes_light(explorer: tuple[Page, Visit]
     assert not violations, f"axe after changes: {violations}"
 
 
-def test_axe_finds_no_violation_after_changes_dark(browser: Browser, site: str) -> None:  # noqa: F811
+def test_axe_finds_no_violation_after_changes_dark(browser: Browser, site: str) -> None:
     """The same in the dark theme, switched at the top of the page as a reader would on arrival
     (test_browser does the same), then the settings changed."""
     context = browser.new_context(viewport=VIEWPORT, color_scheme="light")
@@ -231,7 +224,7 @@ def test_axe_finds_no_violation_after_changes_dark(browser: Browser, site: str) 
         context.close()
 
 
-def test_explorer_works_from_disk(browser: Browser) -> None:  # noqa: F811
+def test_explorer_works_from_disk(browser: Browser) -> None:
     """Opened as a file, without a server, the explorer loads its data and answers a change."""
     require_build()
     context = browser.new_context(viewport=VIEWPORT)

@@ -36,6 +36,7 @@ from .attention_cost import (
     longest_context,
     measure_attention_scores_peak,
     naive_attention_probs,
+    softmax_statistics_bytes,
 )
 from .embedding import INIT_STD, GPTStyleEmbedding
 from .measure import format_bytes, loglog_slope, peak_bytes
@@ -77,6 +78,7 @@ __all__ = [
     "peak_bytes",
     "position_ids_from_mask",
     "sinusoidal_table",
+    "softmax_statistics_bytes",
     "transformer_parameter_count",
 ]
 

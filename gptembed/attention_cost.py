@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Literal
 
 import numpy as np
 from numpy.typing import ArrayLike, DTypeLike, NDArray
@@ -26,14 +27,24 @@ def _product_of_sizes(**sizes: int) -> int:
 
 
 def attention_scores_bytes(
-    seq_len: int, n_heads: int, n_layers: int = 1, batch_size: int = 1, bytes_per_element: int = 4
+    seq_len: int,
+    n_heads: int,
+    n_layers: int = 1,
+    batch_size: int = 1,
+    bytes_per_element: int = 4,
+    *,
+    window: int | None = None,
 ) -> int:
     """Bytes of the attention score matrices: ``batch * heads * layers * seq_len**2 * bytes``.
 
-    Exact Python integer arithmetic (no overflow at any length).
+    Exact Python integer arithmetic (no overflow at any length). With ``window``, each query keeps
+    the scores of at most ``window`` keys (a locally banded layer, as in half of GPT-3's layers):
+    ``seq_len * min(seq_len, window)`` scores per head instead of ``seq_len**2``.
 
     >>> attention_scores_bytes(1024, n_heads=12) // 2**20  # GPT-2 small, one layer, fp32: MiB
     48
+    >>> attention_scores_bytes(1024, n_heads=12, window=256) // 2**20  # a band of 256 keys
+    12
 
     Raises:
         TypeError: an argument is not an integer.
@@ -46,7 +57,33 @@ def attention_scores_bytes(
         n_layers=n_layers,
         bytes_per_element=bytes_per_element,
     )
-    return per_score * seq_len**2
+    return per_score * seq_len * _keys_per_query(seq_len, window)
+
+
+def _keys_per_query(seq_len: int, window: int | None) -> int:
+    """How many keys each query scores: all ``seq_len``, or at most ``window`` (checked >= 1)."""
+    return seq_len if window is None else min(seq_len, check_int("window", window))
+
+
+def softmax_statistics_bytes(
+    seq_len: int, n_heads: int, n_layers: int = 1, batch_size: int = 1
+) -> int:
+    """Bytes a fused (flash-style) kernel keeps instead of the scores: one fp32 number per row.
+
+    FlashAttention-2 (Dao 2023, arXiv:2307.08691, Algorithm 1) writes only the output and, for
+    the backward pass, each query row's log-sum-exp of its scores, in fp32 whatever the inputs'
+    precision: ``batch * heads * layers * seq_len * 4`` bytes, linear in the length.
+
+    >>> softmax_statistics_bytes(1024, n_heads=12, n_layers=12) // 2**10  # GPT-2 small: KiB
+    576
+
+    Raises:
+        TypeError: an argument is not an integer.
+        ValueError: ``seq_len`` is negative, or another argument is not positive.
+    """
+    seq_len = check_int("seq_len", seq_len, minimum=0)
+    rows = _product_of_sizes(batch_size=batch_size, n_heads=n_heads, n_layers=n_layers)
+    return rows * seq_len * 4  # one fp32 log-sum-exp per query row
 
 
 def longest_context(
@@ -127,65 +164,93 @@ class FlopsPerToken:
         return self.attention / self.total
 
 
-def flops_per_token(config: ModelConfig, seq_len: int, training: bool = False) -> FlopsPerToken:
+FlopsConvention = Literal["palm", "kaplan"]
+FLOPS_CONVENTIONS: tuple[FlopsConvention, ...] = ("palm", "kaplan")
+"""The two published ways of counting a forward pass's FLOPs that :func:`flops_per_token` knows."""
+
+
+def flops_per_token(
+    config: ModelConfig,
+    seq_len: int,
+    training: bool = False,
+    *,
+    convention: FlopsConvention = "palm",
+    window: int | None = None,
+) -> FlopsPerToken:
     """FLOPs per token of a pass over ``seq_len`` tokens, as weights plus attention.
 
-    The standard count (Kaplan et al. 2020, "Scaling Laws for Neural Language Models",
-    arXiv:2001.08361, Table 1; nanoGPT's ``estimate_mfu``, after PaLM's appendix B), with one
-    multiply-add as 2 FLOPs and ``d = embed_dim``, ``L = n_layers``:
+    One multiply-add is 2 FLOPs; ``d = embed_dim``, ``L = n_layers``, ``V = vocab_size``. Each
+    block's weight matrices hold ``12 d^2`` numbers (QKV ``3d^2``, output ``d^2``, 4x MLP
+    ``8d^2``). Biases, LayerNorms and the softmax are ``O(d)`` or ``O(n)`` per token and left
+    out. Two conventions:
 
-    - weights: ``2 * (12 * L * d**2 + V * d)``: each block's QKV (``3d^2``), output (``d^2``) and
-      4x MLP (``8d^2``) matrices, and the output head tied to the token table (``V * d``).
-      Kaplan's ``C_forward`` leaves the head out (his "de-embed" row); nanoGPT counts it, as we
-      do, because every token pays for it. Biases, LayerNorms and the softmax are ``O(d)`` or
-      ``O(n)`` per token and left out, as in both.
-    - attention: ``4 * L * seq_len * d``: each token's query meets ``seq_len`` keys
-      (``q k^T``) and the same number of values (``probs @ v``), ``d`` wide across all heads.
-      This is the full ``n x n`` matrix, as nanoGPT's ``12 * L * H * Q * T`` for training counts
-      it, and as eager attention (and this book's numpy attention) computes it: every score,
-      then the causal mask. A kernel that skips the masked half does about half, which is
-      Kaplan's ``2 * n_layer * n_ctx * d_attn``.
+    - ``"palm"`` (the default): weights ``2 (12 L d^2 + V d)``, attention ``4 L n d``. This is
+      nanoGPT's ``estimate_mfu``, which takes PaLM's ``6 N + 12 L H Q T`` per token for a
+      training step (Chowdhery et al. 2022, "PaLM", arXiv:2204.02311, appendix B) and divides
+      by 3 for the forward pass. nanoGPT's ``N`` holds the token table, which is also the
+      output layer, so the head's ``V d`` multiply-adds count: every token pays for them. The
+      attention term is the full ``n x n`` matrix: each query meets ``n`` keys (``q k^T``) and
+      ``n`` values (``probs @ v``), as eager attention and this book's numpy attention compute
+      it, every score and then the causal mask.
+    - ``"kaplan"``: ``C_forward = 2 N + 2 L n_ctx d_attn`` with ``N = 12 L d^2`` (Kaplan et al.
+      2020, "Scaling Laws for Neural Language Models", arXiv:2001.08361, Table 1): no output
+      head (his "de-embed" row is left out of ``N``) and half the attention term, which is what
+      a kernel that skips the masked half of a causal matrix does.
 
-    GPT-3 alternates dense and locally banded sparse attention layers; this count treats every
-    layer as dense. ``training=True`` counts forward plus backward as 3x the forward pass (the
-    backward pass does two products for each of the forward's one).
+    ``window`` counts a locally banded layer (each query meets at most ``window`` keys) in
+    place of a dense one; GPT-3 alternates the two, which a caller adds up layer by layer.
+    ``training=True`` counts forward plus backward as 3x the forward pass (the backward pass
+    does two products for each of the forward's one).
 
     Raises:
         TypeError: ``config`` is not a :class:`ModelConfig` (as
             :func:`~gptembed.models.check_config`).
-        TypeError, ValueError: ``seq_len`` is not an integer >= 0, or ``training`` not a bool.
+        TypeError, ValueError: ``seq_len`` is not an integer >= 0, ``window`` not >= 1, or
+            ``training`` not a bool.
+        ValueError: an unknown ``convention``.
     """
     config = check_config(config)
     seq_len = check_int("seq_len", seq_len, minimum=0)
+    keys = _keys_per_query(seq_len, window)
     d, n_layers = config.embed_dim, config.n_layers
+    blocks = 12 * n_layers * d * d
+    if convention == "palm":
+        weights, attention = 2 * (blocks + config.vocab_size * d), 4 * n_layers * keys * d
+    elif convention == "kaplan":
+        weights, attention = 2 * blocks, 2 * n_layers * keys * d
+    else:
+        raise ValueError(f"convention must be 'palm' or 'kaplan', got {convention!r}")
     passes = 3 if check_bool("training", training) else 1
-    weights = 2 * (12 * n_layers * d * d + config.vocab_size * d)
-    attention = 4 * n_layers * seq_len * d
     return FlopsPerToken(weights=passes * weights, attention=passes * attention)
 
 
-def attention_flops_share(config: ModelConfig, seq_len: int) -> float:
+def attention_flops_share(
+    config: ModelConfig, seq_len: int, *, convention: FlopsConvention = "palm"
+) -> float:
     """Fraction of a token's forward FLOPs spent on attention at ``seq_len``.
 
-    See :func:`flops_per_token` for the count (the same for training, which triples both).
+    See :func:`flops_per_token` for the two conventions (training triples both parts, so the
+    share is the same).
 
     Raises:
         TypeError, ValueError: as :func:`flops_per_token`.
     """
-    return flops_per_token(config, seq_len).attention_share
+    return flops_per_token(config, seq_len, convention=convention).attention_share
 
 
-def attention_flops_parity(config: ModelConfig) -> int:
+def attention_flops_parity(config: ModelConfig, *, convention: FlopsConvention = "palm") -> int:
     """The shortest context at which attention's FLOPs reach the weights' (share >= 1/2).
 
-    Exact: the smallest whole ``n`` with ``4 L n d >= 2 (12 L d^2 + V d)``, which is
-    ``ceil(6 d + V / (2 L))``. It depends on the width, not (much) on the depth.
+    Exact: the smallest whole ``n`` with attention's FLOPs at least the weights'. With
+    ``"palm"``, ``4 L n d >= 2 (12 L d^2 + V d)``: ``ceil(6 d + V / (2 L))``; with ``"kaplan"``,
+    ``2 L n d >= 24 L d^2``: ``12 d``. It depends on the width, not (much) on the depth.
 
     Raises:
         TypeError: ``config`` is not a :class:`ModelConfig`.
+        ValueError: an unknown ``convention``.
     """
-    weights = flops_per_token(config, 0).weights
-    attention_per_position = 4 * config.n_layers * config.embed_dim
+    weights = flops_per_token(config, 0, convention=convention).weights
+    attention_per_position = flops_per_token(config, 1, convention=convention).attention
     return -(-weights // attention_per_position)
 
 

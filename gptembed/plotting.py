@@ -32,8 +32,9 @@ except ImportError as err:  # pragma: no cover - exercised in a subprocess by th
     ) from err
 
 from ._checks import check_int
-from .attention_cost import attention_scores_bytes
+from .attention_cost import attention_scores_bytes, kv_cache_bytes
 from .attention_model import mean_by_lag
+from .measure import format_bytes
 from .models import (
     MODELS,
     ModelConfig,
@@ -718,14 +719,15 @@ def plot_loss_by_position(
 
     Args:
         panels: task title -> (model label -> ``(n,)`` loss at positions ``0 .. n-1``; ``nan``
-            where a position has no target). Every panel gets the same labels, colours and
-            markers, in the first panel's order.
+            where a position has no target). A label has one colour and marker in every
+            panel, no two labels alike (:func:`series_styles`).
         train_len: ``T``, the length the models were trained at.
         floor: the smallest loss drawn.
         axes: one axes per panel to draw on; by default a new :data:`EXTRAPOLATION_FIGSIZE` row.
 
     Raises:
-        ValueError: no panels, ``floor`` not positive, or ``axes`` of the wrong number.
+        ValueError: no panels, ``floor`` not positive, ``axes`` of the wrong number, or more
+            labels than :func:`series_styles` can tell apart.
     """
     train_len = check_int("train_len", train_len)
     if not panels:
@@ -733,16 +735,14 @@ def plot_loss_by_position(
     if not floor > 0:
         raise ValueError(f"floor must be > 0 (the y axis is logarithmic), got {floor}")
     fig, grid = figure_and_panels(axes, len(panels), EXTRAPOLATION_FIGSIZE)
-    labels = list(next(iter(panels.values())))
-    colours = [PALETTE[c] for c in ("blue", "vermillion", "green", "orange", "purple", "black")]
-    markers = ["o", "s", "^", "D", "v", "x"]  # told apart by marker as well as colour
-    style = {label: (c, m) for label, c, m in zip(labels, colours, markers, strict=False)}
+    labels = list(dict.fromkeys(label for curves in panels.values() for label in curves))
+    style = dict(zip(labels, series_styles(len(labels), LINE_MARKERS), strict=True))
     for ax, (title, curves) in zip(grid, panels.items(), strict=True):
         length = 0
         for label, losses in curves.items():
             values = np.maximum(np.asarray(losses, dtype=float), floor)  # nan stays nan
             length = max(length, len(values))
-            colour, marker = style.get(label, (PALETTE["black"], "x"))
+            colour, marker = style[label]
             ax.plot(
                 np.arange(len(values)), values, marker=marker, ms=3, markevery=4,
                 color=colour, lw=1.4, label=label,
@@ -766,3 +766,97 @@ def plot_loss_by_position(
     grid[0].set_ylabel("cross-entropy at that position (nats, log scale)")
     grid[0].legend(loc="lower right", fontsize=8, framealpha=0.9)
     return fig
+
+
+def plot_context_costs(
+    name: str,
+    seq_lens: Sequence[int],
+    *,
+    bytes_per_element: int = 4,
+    marks: Mapping[str, int] | None = None,
+    ax: Axes | None = None,
+) -> Figure:
+    """Bytes against context length for the costs a longer context brings, side by side.
+
+    Four lines on log-log axes, one sequence, in ``bytes_per_element`` per number: the position
+    table for a context of ``n`` (``n * d`` numbers: linear, and small), the KV cache
+    (:func:`~gptembed.attention_cost.kv_cache_bytes`: linear), eager attention's scores of every
+    layer (:func:`~gptembed.attention_cost.attention_scores_bytes`: quadratic), and the model's
+    weights as published (:func:`~gptembed.models.transformer_parameter_count`: flat).
+
+    Args:
+        name: the model's key in :data:`~gptembed.models.MODELS` (``"gpt2-small"``).
+        seq_lens: context lengths the lines span (at least two).
+        bytes_per_element: 4 for fp32, 2 for fp16.
+        marks: label -> a context length to mark with a dotted vertical line, labelled at the
+            top (for example where two lines cross).
+        ax: axes to draw on; by default a new :data:`MEMORY_FIGSIZE` figure.
+
+    Raises:
+        KeyError: ``name`` is not a key of ``MODELS``.
+        TypeError, ValueError: fewer than two context lengths, or a length or
+            ``bytes_per_element`` that is not a positive integer.
+    """
+    if name not in MODELS:
+        raise KeyError(f"no model {name!r}: MODELS has {', '.join(MODELS)}")
+    config = MODELS[name]
+    size = check_int("bytes_per_element", bytes_per_element)
+    lengths = sorted(check_int("seq_lens", n) for n in seq_lens)
+    if len(lengths) < 2:
+        raise ValueError(f"seq_lens must hold at least two lengths, got {len(lengths)}")
+    fig, ax = figure_and_axes(ax, MEMORY_FIGSIZE)
+    heads, layers, width = config.n_heads, config.n_layers, config.embed_dim
+    weights = transformer_parameter_count(config) * size
+    lines = [  # in the order they end at the right, top first, as the legend lists them
+        (
+            f"attention scores, all {layers} layers (eager)",
+            [attention_scores_bytes(n, heads, layers, bytes_per_element=size) for n in lengths],
+            PALETTE["vermillion"],
+            "-",
+        ),
+        (
+            "KV cache",
+            [kv_cache_bytes(n, layers, width, bytes_per_element=size) for n in lengths],
+            PALETTE["blue"],
+            "-",
+        ),
+        (
+            f"model weights ({transformer_parameter_count(config):,} parameters)",
+            [weights] * len(lengths),
+            PALETTE["black"],
+            "--",
+        ),
+        ("position table (n rows)", [n * width * size for n in lengths], PALETTE["green"], "-"),
+    ]
+    for label, sizes, colour, style in lines:
+        ax.plot(lengths, np.array(sizes, dtype=float), style, color=colour, lw=2, label=label)
+    mark_verticals(ax, marks or {}, linestyle=":")
+    ax.set_xscale("log", base=2)
+    ax.set_yscale("log", base=2)
+    ticks = [n for n in _LENGTH_TICKS if lengths[0] <= n <= lengths[-1]]
+    ax.set_xticks(ticks, [_LENGTH_TICKS[n] for n in ticks])
+    low, high = ax.get_ylim()
+    byte_ticks = [2**p for p in range(0, 61, 5) if low <= 2**p <= high]  # 1 B, 32 B, ... 1 EiB
+    ax.set_yticks(byte_ticks, [format_bytes(b) for b in byte_ticks])
+    ax.minorticks_off()
+    ax.set_xlabel("context length n (tokens, log scale)")
+    ax.set_ylabel("memory (log scale)")
+    precision = {4: "fp32", 2: "fp16"}.get(size, f"{size}-byte")
+    ax.set_title(f"{model_label(name)}: what a longer context costs ({precision}, one sequence)")
+    ax.grid(which="major", alpha=0.3)
+    ax.legend(loc="lower right", fontsize=8)
+    return fig
+
+
+def mark_verticals(ax: Axes, marks: Mapping[str, float], *, linestyle: str = "--") -> None:
+    """Draw each of ``marks`` (label -> x) as a thin black vertical line, labelled at the top."""
+    for label, where in marks.items():
+        ax.axvline(where, color=PALETTE["black"], ls=linestyle, lw=1.0)
+        ax.annotate(
+            label,
+            xy=(where, 1.0),
+            xycoords=("data", "axes fraction"),
+            xytext=(4, -12),
+            textcoords="offset points",
+            fontsize=8,
+        )

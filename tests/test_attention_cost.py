@@ -15,6 +15,7 @@ from gptembed import (
     flops_per_token,
     measure_attention_scores_peak,
     naive_attention_probs,
+    softmax_statistics_bytes,
 )
 
 
@@ -193,3 +194,29 @@ def test_numpy_bools_are_bools() -> None:
     config = MODELS["gpt2-small"]
     assert flops_per_token(config, 8, training=np.bool_(True)) == flops_per_token(config, 8, True)
     assert measure_attention_scores_peak(8, naive=np.bool_(False)) > 0
+
+
+def test_a_banded_layer_keeps_window_scores_per_query() -> None:
+    dense = attention_scores_bytes(2048, 96, n_layers=48, bytes_per_element=2)
+    banded = attention_scores_bytes(2048, 96, n_layers=48, bytes_per_element=2, window=256)
+    assert banded * 8 == dense  # 256 of 2,048 keys per query
+    assert attention_scores_bytes(100, 2, window=256) == attention_scores_bytes(100, 2)
+    assert attention_scores_bytes(10, 1, window=np.int64(3)) == 10 * 3 * 4
+    with pytest.raises(ValueError, match=r"window must be an integer >= 1, got 0"):
+        attention_scores_bytes(10, 1, window=0)
+    with pytest.raises(TypeError, match=r"window must be an integer >= 1, got 2.5"):
+        attention_scores_bytes(10, 1, window=2.5)  # type: ignore[arg-type]
+
+
+def test_softmax_statistics_are_one_fp32_number_per_row() -> None:
+    cfg = MODELS["gpt2-small"]
+    per_row = softmax_statistics_bytes(1024, cfg.n_heads, cfg.n_layers, batch_size=3)
+    assert per_row == 3 * 12 * 12 * 1024 * 4
+    assert softmax_statistics_bytes(2048, 12) == 2 * softmax_statistics_bytes(1024, 12)
+    # n times fewer bytes than the fp32 scores it replaces
+    assert attention_scores_bytes(1024, 12) == 1024 * softmax_statistics_bytes(1024, 12)
+    assert softmax_statistics_bytes(0, 12) == 0
+    with pytest.raises(ValueError, match=r"n_heads must be an integer >= 1, got 0"):
+        softmax_statistics_bytes(10, 0)
+    with pytest.raises(ValueError, match=r"seq_len must be an integer >= 0, got -1"):
+        softmax_statistics_bytes(-1, 2)

@@ -196,3 +196,48 @@ def test_flops_refuse_bad_lengths() -> None:
     assert flops_per_token(MODELS["gpt2-small"], np.int16(1024)) == flops_per_token(
         MODELS["gpt2-small"], 1024
     )
+
+
+def test_kaplans_count_leaves_out_the_head_and_half_the_matrix() -> None:
+    """Kaplan et al.'s C_forward = 2N + 2 n_layer n_ctx d_attn with N = 12 n_layer d^2."""
+    cfg = MODELS["gpt2-small"]
+    kaplan = flops_per_token(cfg, 1024, convention="kaplan")
+    assert kaplan.weights == 2 * 12 * 12 * 768**2 == 169_869_312
+    assert kaplan.attention == 2 * 12 * 1024 * 768 == 18_874_368
+    assert f"{kaplan.attention_share:.1%}" == "10.0%"
+    assert f"{flops_per_token(cfg, 1024).attention_share:.1%}" == "13.3%"
+    palm = flops_per_token(cfg, 1024, convention="palm")
+    assert palm == flops_per_token(cfg, 1024)  # the default
+    assert palm.attention == 2 * kaplan.attention
+    assert palm.weights - kaplan.weights == 2 * cfg.vocab_size * cfg.embed_dim  # the head
+    assert flops_per_token(cfg, 1024, training=True, convention="kaplan").weights == (
+        3 * kaplan.weights
+    )
+
+
+@pytest.mark.parametrize(
+    ("name", "parity"),
+    [("gpt2-small", 12 * 768), ("gpt3-175b", 12 * 12_288)],  # 2 L n d >= 24 L d^2: n = 12 d
+)
+def test_kaplans_parity_is_twelve_widths(name: str, parity: int) -> None:
+    cfg = MODELS[name]
+    assert attention_flops_parity(cfg, convention="kaplan") == parity
+    assert attention_flops_share(cfg, parity, convention="kaplan") == 0.5
+    assert attention_flops_share(cfg, parity - 1, convention="kaplan") < 0.5
+
+
+def test_flops_of_a_banded_layer_stop_growing_at_the_window() -> None:
+    cfg = MODELS["gpt3-175b"]
+    banded = [flops_per_token(cfg, n, window=256).attention for n in (128, 256, 2048, 65_536)]
+    assert banded[0] * 2 == banded[1] == banded[2] == banded[3]
+    assert banded[1] == flops_per_token(cfg, 256).attention  # within the window: as dense
+    assert flops_per_token(cfg, 2048, window=256).weights == flops_per_token(cfg, 2048).weights
+
+
+def test_flops_refuse_an_unknown_convention() -> None:
+    with pytest.raises(
+        ValueError, match=r"convention must be 'palm' or 'kaplan', got 'chinchilla'"
+    ):
+        flops_per_token(MODELS["gpt2-small"], 1024, convention="chinchilla")  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match=r"convention must be 'palm' or 'kaplan', got 'PaLM'"):
+        attention_flops_parity(MODELS["gpt2-small"], convention="PaLM")  # type: ignore[arg-type]

@@ -6,7 +6,8 @@ page reads what that visit recorded, and fails alone. axe-core checks every page
 and the dark theme; screenshots of both (the light theme's first screen, the dark theme's whole
 page) land in `_build/screenshots/` for a person to look at.
 The browser is Debian's Chromium at /usr/bin/chromium, or with GPTEMBED_BROWSER=playwright
-Playwright's own (`python -m playwright install chromium`).
+Playwright's own (`python -m playwright install chromium`). The server and the browser are
+session fixtures in tests/conftest.py, shared with test_explorer.py.
 """
 
 from __future__ import annotations
@@ -26,7 +27,6 @@ from book_site import (
     SCREENSHOTS,
     anchors_of,
     require_build,
-    serving,
     source_of,
     title_of,
     toc_docnames,
@@ -73,14 +73,6 @@ transition or animation has ended (the theme's colours fade for 0.15 s after a s
 and axe measuring contrast mid-fade sees colours that no reader is left with)."""
 
 
-@pytest.fixture(scope="session")
-def site() -> Iterator[str]:
-    """The base URL of `_build/html`, served from 127.0.0.1 on a free port for the session."""
-    require_build()
-    with serving(BUILD) as url:
-        yield url
-
-
 BROWSER = os.environ.get("GPTEMBED_BROWSER", "debian")
 """Which Chromium: `debian` (default, /usr/bin/chromium) or `playwright` (Playwright's own)."""
 
@@ -111,18 +103,6 @@ def _launch(playwright: Any) -> Browser:
             pytrace=False,
         )
     pytest.fail(f"GPTEMBED_BROWSER={BROWSER!r}: use 'debian' or 'playwright'", pytrace=False)
-
-
-@pytest.fixture(scope="session")
-def browser() -> Iterator[Browser]:
-    """One headless Chromium for the whole session."""
-    sync_api = pytest.importorskip(
-        "playwright.sync_api", reason='Playwright missing: pip install -e ".[test]"'
-    )
-    with sync_api.sync_playwright() as playwright:
-        chromium = _launch(playwright)
-        yield chromium
-        chromium.close()
 
 
 @pytest.fixture(scope="session")

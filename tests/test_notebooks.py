@@ -156,29 +156,7 @@ def test_consecutive_streams_of_one_name_are_merged() -> None:
     nbformat.validate(out)
 
 
-INSTALL_CELL_PENDING = {
-    "04_attention_memory.ipynb",
-}
-"""Chapters edited on other branches, which still open with the old install cell (a repository URL
-that does not exist). After merging, `python tools/install_cell.py --write` rewrites their cell;
-the xfail mark below is strict, so this test then fails until their names go from this set."""
-
-
-@pytest.mark.parametrize(
-    "path",
-    [
-        pytest.param(
-            path,
-            marks=pytest.mark.xfail(
-                strict=True, reason="old install cell: see INSTALL_CELL_PENDING"
-            ),
-        )
-        if path.name in INSTALL_CELL_PENDING
-        else path
-        for path in NOTEBOOKS
-    ],
-    ids=[p.name for p in NOTEBOOKS],
-)
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.name for p in NOTEBOOKS])
 def test_every_chapter_opens_with_the_one_install_cell(path: Path) -> None:
     """Opened outside a clone, a chapter's first code cell installs gptembed (the install test
     runs it in a fresh venv): in every chapter, the collapsed cell `tools/install_cell.py`

@@ -9,6 +9,8 @@ from matplotlib.figure import Figure
 from gptembed.attention_model import mean_by_lag
 from gptembed.plotting import (
     FIGSIZE,
+    MEMORY_FIGSIZE,
+    plot_context_costs,
     plot_loss_by,
     plot_score_terms,
     plot_score_terms_by_lag,
@@ -111,3 +113,50 @@ def test_score_terms_by_lag_draw_each_terms_mean_at_lags_from_zero() -> None:
     assert ax.get_ylabel() == "mean score" and ax.get_xlabel().startswith("lag i - j")
     with pytest.raises(ValueError, match="scores must have shape"):
         plot_score_terms_by_lag({"a": np.zeros((2, 3))})
+
+
+def test_context_costs_draw_four_costs_with_their_growth() -> None:
+    """Scores quadratic, KV cache and position table linear, weights flat; the marks drawn."""
+    lengths = [256, 1024, 4096]
+    fig = plot_context_costs("gpt2-small", lengths, marks={"here": 930})
+    (ax,) = fig.axes
+    lines = [line for line in ax.get_lines() if line.get_label() != "_nolegend_"]
+    drawn = {line.get_label(): np.asarray(line.get_ydata(), dtype=float) for line in lines[:4]}
+    assert list(drawn) == [
+        "attention scores, all 12 layers (eager)",
+        "KV cache",
+        "model weights (124,439,808 parameters)",
+        "position table (n rows)",
+    ]
+    slopes = {label: np.polyfit(np.log2(lengths), np.log2(y), 1)[0] for label, y in drawn.items()}
+    assert [round(s, 9) for s in slopes.values()] == [2.0, 1.0, 0.0, 1.0]
+    assert drawn["attention scores, all 12 layers (eager)"][1] == 576 * 2**20
+    assert drawn["position table (n rows)"][0] == 256 * 768 * 4
+    assert [line.get_xdata()[0] for line in ax.get_lines()[4:]] == [930]  # the mark
+    assert [t.get_text() for t in ax.texts] == ["here"]
+    assert tuple(fig.get_size_inches()) == MEMORY_FIGSIZE
+    assert fig.get_facecolor()[3] == 1.0
+
+
+def test_context_costs_in_fp16_halve_every_line() -> None:
+    full, half = (
+        [
+            line.get_ydata()[0]
+            for line in plot_context_costs("gpt2-small", [256, 512], bytes_per_element=s)
+            .axes[0]
+            .get_lines()
+        ]
+        for s in (4, 2)
+    )
+    assert [f / h for f, h in zip(full, half, strict=True)] == [2.0] * 4
+
+
+def test_context_costs_refuse_bad_input() -> None:
+    with pytest.raises(KeyError, match=r"no model 'gpt4': MODELS has gpt2-small, gpt2-medium"):
+        plot_context_costs("gpt4", [256, 512])
+    with pytest.raises(ValueError, match=r"seq_lens must hold at least two lengths, got 1"):
+        plot_context_costs("gpt2-small", [256])
+    with pytest.raises(ValueError, match=r"seq_lens must be an integer >= 1, got 0"):
+        plot_context_costs("gpt2-small", [0, 256])
+    with pytest.raises(ValueError, match=r"bytes_per_element must be an integer >= 1, got 0"):
+        plot_context_costs("gpt2-small", [256, 512], bytes_per_element=0)

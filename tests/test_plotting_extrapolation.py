@@ -39,3 +39,17 @@ def test_draws_on_given_axes_and_refuses_bad_input() -> None:
         plot_loss_by_position({"x": {"m": [1.0]}}, 1, floor=0.0)
     with pytest.raises(ValueError, match="train_len must be an integer >= 1, got 0"):
         plot_loss_by_position({"x": {"m": [1.0]}}, 0)
+
+
+def test_every_model_gets_its_own_style_in_every_panel() -> None:
+    """Seven models: each drawn with a colour and marker of its own (six were styled before, the
+    seventh fell back to the sixth's black), the same in both panels."""
+    curves = {f"model {i}": np.full(8, 1.0 + i) for i in range(7)}
+    fig = plot_loss_by_position({"a": curves, "b": dict(reversed(curves.items()))}, 4)
+    styles = [
+        {line.get_label(): (line.get_color(), line.get_marker()) for line in ax.get_lines()
+         if line.get_label() in curves}
+        for ax in fig.axes
+    ]  # fmt: skip
+    assert len(set(styles[0].values())) == 7
+    assert styles[0] == styles[1]

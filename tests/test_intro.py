@@ -1,0 +1,83 @@
+"""The intro's table of chapters: every chapter listed, reading times that match the chapters,
+and the reading paths' totals that match the table."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+from book_site import ROOT, toc_docnames
+
+INTRO = ROOT / "book" / "intro.md"
+ROW = re.compile(
+    r"^\| (?P<number>\d+) \| (?P<chapter>[^|]+?) \| [^|]+ "
+    r"\| (?P<reading>\d+ min|being written) \|$",
+    re.MULTILINE,
+)
+DOC = re.compile(r"^\{doc\}`(?P<doc>[\w]+)`$")
+PATH = re.compile(r"chapters (?P<chapters>[\d, and]+), then [\d and]+; (?P<minutes>\d+) minutes")
+PROSE_WORDS_PER_MINUTE, CODE_WORDS_PER_MINUTE = 200, 100
+"""The reading speeds the intro says its times count."""
+
+
+def reading_minutes(path: Path) -> float:
+    """Minutes to read a chapter: its prose at 200 words a minute, the code cells a page shows
+    (all but those tagged hide-input) at 100."""
+    cells = json.loads(path.read_text(encoding="utf8"))["cells"]
+
+    def words(cell: dict) -> int:
+        return len("".join(cell["source"]).split())
+
+    prose = sum(words(c) for c in cells if c["cell_type"] == "markdown")
+    code = sum(
+        words(c)
+        for c in cells
+        if c["cell_type"] == "code" and "hide-input" not in c["metadata"].get("tags", [])
+    )
+    return prose / PROSE_WORDS_PER_MINUTE + code / CODE_WORDS_PER_MINUTE
+
+
+def table() -> dict[int, tuple[str, str]]:
+    """The intro's rows: chapter number -> (the chapter cell, the reading cell)."""
+    rows = {int(m["number"]): (m["chapter"], m["reading"]) for m in ROW.finditer(INTRO.read_text())}
+    assert rows, "no chapter table found in book/intro.md"
+    return rows
+
+
+def test_every_chapter_is_in_the_table_in_order() -> None:
+    linked = [DOC.match(chapter) for chapter, _ in table().values()]
+    docs = [f"book/{m['doc']}" for m in linked if m]
+    assert docs == toc_docnames()[1:], "the intro's table and _toc.yml list different chapters"
+    assert list(table()) == list(range(1, len(table()) + 1))
+
+
+@pytest.mark.parametrize("number", sorted(table()))
+def test_reading_time_matches_the_chapter(number: int) -> None:
+    """A linked chapter's time is within 5 minutes of its words at the stated speeds; a chapter
+    named in plain text ("being written") must not exist yet, or it should be linked and timed."""
+    chapter, reading = table()[number]
+    files = sorted((ROOT / "book").glob(f"{number:02d}_*.ipynb"))
+    if DOC.match(chapter) is None:
+        assert not files, f"{files[0].name} exists: link it with {{doc}} and give its time"
+        assert reading == "being written"
+        return
+    (path,) = files
+    assert DOC.match(chapter)["doc"] == path.stem
+    estimate = reading_minutes(path)
+    stated = int(reading.split()[0])
+    suggested = 5 * max(1, round(estimate / 5))
+    assert stated % 5 == 0 and abs(stated - estimate) <= 5, (
+        f"{path.name}: the intro says {stated} min, its words take {estimate:.1f}: "
+        f"write {suggested} min (and the paths' totals)"
+    )
+
+
+def test_each_path_adds_up_the_table() -> None:
+    paths = list(PATH.finditer(INTRO.read_text()))
+    assert len(paths) == 2, "the intro should give two reading paths"
+    times = {n: int(reading.split()[0]) for n, (_, reading) in table().items() if "min" in reading}
+    for path in paths:
+        chapters = [int(n) for n in re.findall(r"\d+", path["chapters"])]
+        assert sum(times[n] for n in chapters) == int(path["minutes"]), path[0]

@@ -12,6 +12,8 @@ The package is a set of rooms, one idea each (numpy only, except :mod:`gptembed.
 - :mod:`gptembed.readout`: the read-out model (embedding plus one linear map) and its training.
 - :mod:`gptembed.attention_model`: a one-head causal attention toy that must use position.
 - :mod:`gptembed.windows`: reading a stream longer than the window, as nanoGPT's generate does.
+- :mod:`gptembed.corpus`: real text that ships with the package, and windows cut from it.
+- :mod:`gptembed.gpt`: a small GPT (GPT-2's architecture at toy scale) and its training.
 - :mod:`gptembed.probes`: looking inside a position table.
 - :mod:`gptembed.plotting`: every figure of the book (matplotlib), imported on its own.
 - :mod:`gptembed.samples` and :mod:`gptembed.glue`: sample GPT-2 ids, and the book's glue.

@@ -104,13 +104,15 @@ class RunConfig:
 def named_arrays(model: Any) -> dict[str, NDArray[np.floating]]:
     """A dataclass model's arrays by name, not copies: its ``embedding``'s tables, then its own.
 
-    ``model`` is a dataclass whose ``embedding`` field is a :class:`GPTStyleEmbedding` and whose
-    other fields are arrays; an optimizer given this dict updates the model in place.
+    ``model`` is a dataclass whose ``embedding`` field is a :class:`GPTStyleEmbedding`; its other
+    fields that are arrays follow in order (a size such as a head count is skipped). An optimizer
+    given this dict updates the model in place.
     """
     arrays = dict(model.embedding.parameters())
     for f in fields(model):
-        if f.name != "embedding":
-            arrays[f.name] = getattr(model, f.name)
+        value = getattr(model, f.name)
+        if f.name != "embedding" and isinstance(value, np.ndarray):
+            arrays[f.name] = value
     return arrays
 
 
@@ -146,6 +148,7 @@ def fit(
     steps: int,
     learning_rate: float,
     frozen: Collection[str] = (),
+    schedule: Callable[[int], float] | None = None,
 ) -> NDArray[np.float64]:
     """Train ``params`` in place with a fresh :class:`Adam`, one new batch a step.
 
@@ -156,6 +159,8 @@ def fit(
         steps: optimizer steps.
         learning_rate: Adam's step size.
         frozen: names of arrays that are never updated.
+        schedule: ``step -> learning rate`` (0-based steps), replacing ``learning_rate`` at
+            every step; by default the rate stays ``learning_rate``.
 
     Returns:
         ``(steps,)`` losses (nats), each of its step's batch before the update.
@@ -163,6 +168,8 @@ def fit(
     optimizer = Adam(learning_rate)
     losses = np.empty(steps)
     for step in range(steps):
+        if schedule is not None:
+            optimizer.learning_rate = schedule(step)
         losses[step], grads = loss_and_grads(*next_batch())
         for name in frozen:
             del grads[name]

@@ -21,13 +21,18 @@ as fast as float64 here), float64 for the finite-difference checks of the gradie
 
 from __future__ import annotations
 
+import json
 import math
-from dataclasses import dataclass, field
+import os
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from importlib.resources import files
+from typing import IO, Any
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from ._checks import check_float_dtype, check_int
+from ._checks import check_float_dtype, check_in_range, check_int, check_integer_array
 from .attention_model import ScoreTerms
 from .corpus import VOCAB_SIZE, random_windows
 from .embedding import INIT_STD, GPTStyleEmbedding
@@ -306,6 +311,69 @@ def _flat(a: NDArray[np.floating]) -> NDArray[np.floating]:
     return a.reshape(-1, a.shape[-1])
 
 
+def _attention(
+    model: GPT, layer: int, h1: NDArray[np.floating]
+) -> tuple[NDArray[np.floating], ...]:
+    """Block ``layer``'s heads on LayerNorm_1's output ``(B, T, D)``: ``(q, k, v, probs, heads,
+    out)``, ``out`` the ``(B, T, D)`` added to the residual stream."""
+    dim = model.embedding.embed_dim
+    qkv = h1 @ model.w_attn[layer] + model.b_attn[layer]  # (B, T, 3D)
+    q, k, v = (_split_heads(qkv[..., i * dim : (i + 1) * dim], model.n_head) for i in range(3))
+    probs = _causal_softmax(q @ k.swapaxes(-1, -2) * (1.0 / math.sqrt(model.head_dim)))
+    heads = _merge_heads(probs @ v)  # (B, T, D)
+    return q, k, v, probs, heads, heads @ model.w_attn_proj[layer] + model.b_attn_proj[layer]
+
+
+def _attention_backward(
+    model: GPT,
+    layer: int,
+    b: BlockTrace,
+    dout: NDArray[np.floating],
+    grads: dict[str, NDArray[np.floating]],
+) -> NDArray[np.floating]:
+    """Back through :func:`_attention` given ``dL/dout`` ``(B, T, D)``: fills block ``layer``'s
+    gradients in ``grads`` and returns ``dL/dh1``."""
+    grads["w_attn_proj"][layer] = _flat(b.heads).T @ _flat(dout)
+    grads["b_attn_proj"][layer] = _flat(dout).sum(axis=0)
+    dheads = _split_heads(dout @ model.w_attn_proj[layer].T, model.n_head)  # (B, nh, T, H)
+    dprobs = dheads @ b.v.swapaxes(-1, -2)  # (B, nh, T, T)
+    dv = b.probs.swapaxes(-1, -2) @ dheads
+    # Softmax backward, row by row: ds = p * (dp - sum_j p dp); later keys have p = 0.
+    dscores = b.probs * (dprobs - (b.probs * dprobs).sum(axis=-1, keepdims=True))
+    dscores *= 1.0 / math.sqrt(model.head_dim)
+    dq = dscores @ b.k
+    dk = dscores.swapaxes(-1, -2) @ b.q
+    dqkv = np.concatenate([_merge_heads(d) for d in (dq, dk, dv)], axis=-1)  # (B, T, 3D)
+    grads["w_attn"][layer] = _flat(b.h1).T @ _flat(dqkv)
+    grads["b_attn"][layer] = _flat(dqkv).sum(axis=0)
+    return dqkv @ model.w_attn[layer].T
+
+
+def _mlp(model: GPT, layer: int, h2: NDArray[np.floating]) -> tuple[NDArray[np.floating], ...]:
+    """Block ``layer``'s MLP on LayerNorm_2's output ``(B, T, D)``: ``(pre_gelu, post_gelu,
+    out)``, ``out`` the ``(B, T, D)`` added to the residual stream."""
+    pre_gelu = h2 @ model.w_fc[layer] + model.b_fc[layer]  # (B, T, 4D)
+    post_gelu = _gelu(pre_gelu)
+    return pre_gelu, post_gelu, post_gelu @ model.w_mlp_proj[layer] + model.b_mlp_proj[layer]
+
+
+def _mlp_backward(
+    model: GPT,
+    layer: int,
+    b: BlockTrace,
+    dout: NDArray[np.floating],
+    grads: dict[str, NDArray[np.floating]],
+) -> NDArray[np.floating]:
+    """Back through :func:`_mlp` given ``dL/dout`` ``(B, T, D)``: fills block ``layer``'s
+    gradients in ``grads`` and returns ``dL/dh2``."""
+    grads["w_mlp_proj"][layer] = _flat(b.post_gelu).T @ _flat(dout)
+    grads["b_mlp_proj"][layer] = _flat(dout).sum(axis=0)
+    dpre = _gelu_backward(dout @ model.w_mlp_proj[layer].T, b.pre_gelu)  # (B, T, 4D)
+    grads["w_fc"][layer] = _flat(b.h2).T @ _flat(dpre)
+    grads["b_fc"][layer] = _flat(dpre).sum(axis=0)
+    return dpre @ model.w_fc[layer].T
+
+
 def forward(
     model: GPT, token_ids: ArrayLike, start_pos: int = 0, *, position_ids: ArrayLike | None = None
 ) -> Forward:
@@ -322,20 +390,14 @@ def forward(
     if ids.ndim != 2:
         raise ValueError(f"token_ids must have shape (B, T), got {ids.shape}")
     x = model.embedding.forward(ids, start_pos, position_ids=position_ids)  # (B, T, D)
-    dim = model.embedding.embed_dim
-    scale = 1.0 / math.sqrt(model.head_dim)
     blocks = []
     for layer in range(model.n_layer):
         h1, ln1 = _layer_norm(x, model.ln1_gain[layer], model.ln1_bias[layer])
-        qkv = h1 @ model.w_attn[layer] + model.b_attn[layer]  # (B, T, 3D)
-        q, k, v = (_split_heads(qkv[..., i * dim : (i + 1) * dim], model.n_head) for i in range(3))
-        probs = _causal_softmax(q @ k.swapaxes(-1, -2) * scale)  # (B, n_head, T, T)
-        heads = _merge_heads(probs @ v)  # (B, T, D)
-        x = x + heads @ model.w_attn_proj[layer] + model.b_attn_proj[layer]
+        q, k, v, probs, heads, out = _attention(model, layer, h1)
+        x = x + out
         h2, ln2 = _layer_norm(x, model.ln2_gain[layer], model.ln2_bias[layer])
-        pre_gelu = h2 @ model.w_fc[layer] + model.b_fc[layer]  # (B, T, 4D)
-        post_gelu = _gelu(pre_gelu)
-        x = x + post_gelu @ model.w_mlp_proj[layer] + model.b_mlp_proj[layer]
+        pre_gelu, post_gelu, out = _mlp(model, layer, h2)
+        x = x + out
         blocks.append(BlockTrace(ln1, h1, q, k, v, probs, heads, ln2, h2, pre_gelu, post_gelu))
     final, lnf = _layer_norm(x, model.lnf_gain, model.lnf_bias)
     logits = final @ model.embedding.token_embeddings.T  # (B, T, V)
@@ -370,33 +432,14 @@ def loss_and_grads(
     grads["lnf_gain"], grads["lnf_bias"] = grad_lnf_gain, grad_lnf_bias
     for layer in reversed(range(model.n_layer)):
         b = f.blocks[layer]
-        # MLP: x_out = x_mid + gelu(h2 @ w_fc + b_fc) @ w_mlp_proj + b_mlp_proj
-        grads["w_mlp_proj"][layer] = _flat(b.post_gelu).T @ _flat(dx)
-        grads["b_mlp_proj"][layer] = _flat(dx).sum(axis=0)
-        dpre = _gelu_backward(dx @ model.w_mlp_proj[layer].T, b.pre_gelu)  # (B, T, 4D)
-        grads["w_fc"][layer] = _flat(b.h2).T @ _flat(dpre)
-        grads["b_fc"][layer] = _flat(dpre).sum(axis=0)
-        dh2 = dpre @ model.w_fc[layer].T
+        dh2 = _mlp_backward(model, layer, b, dx, grads)
         dx_ln2, grads["ln2_gain"][layer], grads["ln2_bias"][layer] = _layer_norm_backward(
             dh2, b.ln2, model.ln2_gain[layer]
         )
         dx = dx + dx_ln2
-        # Attention: x_mid = x_in + heads @ w_attn_proj + b_attn_proj
-        grads["w_attn_proj"][layer] = _flat(b.heads).T @ _flat(dx)
-        grads["b_attn_proj"][layer] = _flat(dx).sum(axis=0)
-        dheads = _split_heads(dx @ model.w_attn_proj[layer].T, model.n_head)  # (B, nh, T, H)
-        dprobs = dheads @ b.v.swapaxes(-1, -2)  # (B, nh, T, T)
-        dv = b.probs.swapaxes(-1, -2) @ dheads
-        # Softmax backward, row by row: ds = p * (dp - sum_j p dp); later keys have p = 0.
-        dscores = b.probs * (dprobs - (b.probs * dprobs).sum(axis=-1, keepdims=True))
-        dscores *= 1.0 / math.sqrt(model.head_dim)
-        dq = dscores @ b.k
-        dk = dscores.swapaxes(-1, -2) @ b.q
-        dqkv = np.concatenate([_merge_heads(d) for d in (dq, dk, dv)], axis=-1)  # (B, T, 3D)
-        grads["w_attn"][layer] = _flat(b.h1).T @ _flat(dqkv)
-        grads["b_attn"][layer] = _flat(dqkv).sum(axis=0)
+        dh1 = _attention_backward(model, layer, b, dx, grads)
         dx_ln1, grads["ln1_gain"][layer], grads["ln1_bias"][layer] = _layer_norm_backward(
-            dqkv @ model.w_attn[layer].T, b.ln1, model.ln1_gain[layer]
+            dh1, b.ln1, model.ln1_gain[layer]
         )
         dx = dx + dx_ln1
     grad_token, grad_position = model.embedding.backward(dx, ids)
@@ -420,13 +463,24 @@ def token_losses(
     Raises:
         ValueError: targets of another shape than the inputs, or outside ``[0, V)``.
     """
-    z = logits(model, inputs, start_pos, position_ids=position_ids).astype(np.float64)
-    y = np.asarray(targets)
+    z = logits(model, inputs, start_pos, position_ids=position_ids)
+    return losses_of_logits(z, targets)
+
+
+def losses_of_logits(logits: ArrayLike, targets: ArrayLike) -> NDArray[np.float64]:
+    """Cross-entropy (nats) of each row of ``(..., V)`` logits against ``(...)`` target ids.
+
+    Raises:
+        ValueError: targets of another shape than the logits without their last axis, or a
+            target outside ``[0, V)``.
+    """
+    z = np.asarray(logits, dtype=np.float64)
+    y = check_integer_array("targets", targets, z.shape[-1])
     if y.shape != z.shape[:-1]:
         raise ValueError(f"targets must have the inputs' shape {z.shape[:-1]}, got {y.shape}")
-    model.embedding.check_ids(y)  # integers in [0, V)
+    check_in_range("target id", y, z.shape[-1], "ids")
     top = z.max(axis=-1, keepdims=True)
-    log_norm = np.log(np.exp(z - top).sum(axis=-1)) + top[..., 0]  # (B, T)
+    log_norm = np.log(np.exp(z - top).sum(axis=-1)) + top[..., 0]  # (...)
     return log_norm - np.take_along_axis(z, y[..., None], axis=-1)[..., 0]
 
 
@@ -442,12 +496,18 @@ def evaluate(
     return float(token_losses(model, inputs, targets, start_pos, position_ids=position_ids).mean())
 
 
-def train(config: GPTConfig, stream: ArrayLike) -> TrainResult[GPT, GPTConfig]:
+def train(
+    config: GPTConfig,
+    stream: ArrayLike,
+    *,
+    after_step: Callable[[int, GPT], None] | None = None,
+) -> TrainResult[GPT, GPTConfig]:
     """Train a :class:`GPT` with Adam on windows cut at random offsets of ``stream``.
 
     Each step draws ``batch_size`` windows of ``seq_len + 1`` ids at uniform random offsets
     (:func:`~gptembed.corpus.random_windows`), so position 0 is rarely the start of a document.
-    The learning rate follows :meth:`GPTConfig.learning_rate_at`.
+    The learning rate follows :meth:`GPTConfig.learning_rate_at`. ``after_step(steps_done,
+    model)`` is called after every update (``tools/train_lm.py`` logs held-out losses with it).
 
     Deterministic: the same ``config`` and ``stream`` give the same losses and weights on the
     same machine.
@@ -464,8 +524,81 @@ def train(config: GPTConfig, stream: ArrayLike) -> TrainResult[GPT, GPTConfig]:
         config.learning_rate,
         frozen=() if config.use_positions else ("position_embeddings",),
         schedule=config.learning_rate_at,
+        after_step=None if after_step is None else (lambda done: after_step(done, model)),
     )
     return TrainResult(model, losses, initial, config)
+
+
+@dataclass
+class StoredRun:
+    """A trained model as :func:`save` stores it and :func:`load` reads it back.
+
+    Attributes:
+        model: the trained :class:`GPT`.
+        config: the :class:`GPTConfig` it was trained with.
+        losses: ``(steps,)`` training loss of each step's batch, before its update.
+        held_out_steps, held_out_losses: held-out loss after those numbers of steps.
+        info: how the run was made (command, wall time, machine, versions), as stored.
+    """
+
+    model: GPT
+    config: GPTConfig
+    losses: NDArray[np.float64]
+    held_out_steps: NDArray[np.intp]
+    held_out_losses: NDArray[np.float64]
+    info: dict[str, Any]
+
+
+def save(path: str | os.PathLike[str], run: StoredRun) -> None:
+    """Write ``run`` to one ``.npz`` file: every array by name, the curves, and a JSON header."""
+    header = {"config": asdict(run.config), "info": run.info}
+    arrays: dict[str, Any] = {
+        "header": np.array(json.dumps(header, sort_keys=True)),
+        "losses": run.losses.astype(np.float32),
+        "held_out_steps": run.held_out_steps,
+        "held_out_losses": run.held_out_losses,
+        **run.model.parameters(),
+    }
+    np.savez(path, **arrays)
+
+
+def load(file: str | os.PathLike[str] | IO[bytes]) -> StoredRun:
+    """Read a run that :func:`save` wrote.
+
+    Raises:
+        ValueError: the file lacks an array the model needs, or one has the wrong shape.
+    """
+    with np.load(file) as data:
+        header = json.loads(str(data["header"]))
+        config = GPTConfig(**header["config"])
+        model = init_model(config)
+        for name, array in model.parameters().items():
+            if name not in data or data[name].shape != array.shape:
+                got = data[name].shape if name in data else "nothing"
+                raise ValueError(f"stored run: {name} must have shape {array.shape}, got {got}")
+            array[...] = data[name]
+        return StoredRun(
+            model,
+            config,
+            data["losses"].astype(np.float64),
+            data["held_out_steps"].astype(np.intp),
+            data["held_out_losses"].astype(np.float64),
+            header["info"],
+        )
+
+
+def stored_run(seed: int = 0) -> StoredRun:
+    """The model trained on :mod:`gptembed.corpus` by ``tools/train_lm.py --seed SEED``, as
+    stored in the package (``gptembed/data/gpt_seedSEED.npz``; seeds 0, 1 and 2).
+
+    Raises:
+        ValueError: no run is stored for ``seed``.
+    """
+    path = files("gptembed").joinpath(f"data/gpt_seed{check_int('seed', seed, minimum=0)}.npz")
+    if not path.is_file():
+        raise ValueError(f"no stored run for seed {seed}: the package stores seeds 0, 1 and 2")
+    with path.open("rb") as file:
+        return load(file)
 
 
 def score_terms(
@@ -482,14 +615,15 @@ def score_terms(
     number per token that depends on the token *and* its position. With each token's own
     ``sigma`` (``fixed_scale=None``), ``LayerNorm_1(x) = tokpart + pospart`` exactly, with
 
-        pospart = gain * (pos - mean(pos)) / sigma
-        tokpart = gain * (tok - mean(tok)) / sigma + bias
+        tokpart = gain * (tok - mean(tok)) / sigma
+        pospart = gain * (pos - mean(pos)) / sigma + bias
 
     and the four terms add up to the scores; but then the position-position term changes a
     little from sequence to sequence. With ``fixed_scale`` every token is divided by that one
     number instead: the position-position term is then a property of the positions alone, and
-    the sum of the terms only approximates the scores. The biases of LayerNorm and of the
-    queries and keys go with the token part.
+    the sum of the terms only approximates the scores. The constants (LayerNorm's bias and the
+    query and key biases) go with the position part: it is what every token at a position
+    shares, and the token part is what the token adds.
 
     Returns:
         ``n_head`` :class:`ScoreTerms`, each ``(B, T, T)`` (or ``(T, T)`` for ``(T,)`` ids),
@@ -502,12 +636,12 @@ def score_terms(
     pos = np.broadcast_to(rows, tok.shape)
     x = tok + pos
     centred = x - x.mean(axis=-1, keepdims=True)
-    sigma = np.sqrt((centred * centred).mean(axis=-1, keepdims=True) + LN_EPS)
+    sigma = np.sqrt((centred * centred).mean(axis=-1, keepdims=True) + LN_EPS)  # (..., T, 1)
     if fixed_scale is not None:
         sigma = np.full_like(sigma, fixed_scale)
     gain, bias = model.ln1_gain[0], model.ln1_bias[0]
-    tokpart = gain * (tok - tok.mean(axis=-1, keepdims=True)) / sigma + bias
-    pospart = gain * (pos - pos.mean(axis=-1, keepdims=True)) / sigma
+    tokpart = gain * (tok - tok.mean(axis=-1, keepdims=True)) / sigma
+    pospart = gain * (pos - pos.mean(axis=-1, keepdims=True)) / sigma + bias
     dim, head = model.embedding.embed_dim, model.head_dim
     w, b = model.w_attn[0], model.b_attn[0]
     terms = []
@@ -516,11 +650,42 @@ def score_terms(
         cols_k = slice(dim + h * head, dim + (h + 1) * head)
         terms.append(
             ScoreTerms.from_parts(
-                query_token=tokpart @ w[:, cols_q] + b[cols_q],
-                query_position=pospart @ w[:, cols_q],
-                key_token=tokpart @ w[:, cols_k] + b[cols_k],
-                key_position=pospart @ w[:, cols_k],
+                query_token=tokpart @ w[:, cols_q],
+                query_position=pospart @ w[:, cols_q] + b[cols_q],
+                key_token=tokpart @ w[:, cols_k],
+                key_position=pospart @ w[:, cols_k] + b[cols_k],
                 scale=1.0 / math.sqrt(head),
             )
         )
     return terms
+
+
+def attention_by_lag(probs: ArrayLike, max_lag: int) -> NDArray[np.float64]:
+    """The mean weight a query puts on the key ``lag`` places back, for ``lag = 0 .. max_lag``.
+
+    Args:
+        probs: ``(..., T, T)`` attention weights, query ``i`` down and key ``j`` across (a
+            :class:`BlockTrace`'s ``probs``).
+        max_lag: the largest lag, at most ``T - 1``.
+
+    Returns:
+        ``(..., max_lag + 1)``: at each lag the mean of ``probs[..., i, i - lag]`` over the
+        queries ``i >= lag``.
+
+    Raises:
+        ValueError: ``probs`` is not ``(..., T, T)``, or ``max_lag`` is not in ``[0, T - 1]``.
+    """
+    weights = np.asarray(probs, dtype=np.float64)
+    if weights.ndim < 2 or weights.shape[-1] != weights.shape[-2]:
+        raise ValueError(f"probs must have shape (..., T, T), got {weights.shape}")
+    seq_len = weights.shape[-1]
+    max_lag = check_int("max_lag", max_lag, minimum=0)
+    if max_lag >= seq_len:
+        raise ValueError(f"max_lag must be in [0, {seq_len - 1}], got {max_lag}")
+    return np.stack(
+        [
+            np.diagonal(weights, -lag, axis1=-2, axis2=-1).mean(axis=-1)
+            for lag in range(max_lag + 1)
+        ],
+        axis=-1,
+    )

@@ -149,6 +149,7 @@ def fit(
     learning_rate: float,
     frozen: Collection[str] = (),
     schedule: Callable[[int], float] | None = None,
+    after_step: Callable[[int], None] | None = None,
 ) -> NDArray[np.float64]:
     """Train ``params`` in place with a fresh :class:`Adam`, one new batch a step.
 
@@ -161,6 +162,7 @@ def fit(
         frozen: names of arrays that are never updated.
         schedule: ``step -> learning rate`` (0-based steps), replacing ``learning_rate`` at
             every step; by default the rate stays ``learning_rate``.
+        after_step: called with the number of steps done after each update (to log progress).
 
     Returns:
         ``(steps,)`` losses (nats), each of its step's batch before the update.
@@ -174,4 +176,6 @@ def fit(
         for name in frozen:
             del grads[name]
         optimizer.step(params, grads)
+        if after_step is not None:
+            after_step(step + 1)
     return losses

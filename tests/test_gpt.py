@@ -16,6 +16,7 @@ from gptembed.gpt import (
     forward,
     init_model,
     loss_and_grads,
+    losses_of_logits,
     score_terms,
     token_losses,
     train,
@@ -113,8 +114,9 @@ def test_token_losses_are_the_cross_entropy_of_each_prediction() -> None:
     assert evaluate(model, inputs, targets) == pytest.approx(per_token.mean())
     with pytest.raises(ValueError, match=r"targets must have the inputs' shape \(3, 5\)"):
         token_losses(model, inputs, targets[:, 1:])
-    with pytest.raises(ValueError, match=r"out of range: ids must be in \[0, 7\)"):
-        token_losses(model, inputs, targets + 7)
+    with pytest.raises(ValueError, match=r"target id 7 at index \(0, 0\) is out of range"):
+        token_losses(model, inputs, np.where(np.arange(5) == 0, 7, targets))
+    np.testing.assert_array_equal(losses_of_logits(logits, targets), per_token)
 
 
 def test_start_pos_moves_the_rows_read() -> None:

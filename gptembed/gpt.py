@@ -25,12 +25,12 @@ import json
 import math
 import os
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from importlib.resources import files
 from typing import IO, Any
 
 import numpy as np
-from numpy.typing import ArrayLike, NDArray
+from numpy.typing import ArrayLike, DTypeLike, NDArray
 
 from ._checks import check_float_dtype, check_in_range, check_int, check_integer_array
 from .attention_model import ScoreTerms
@@ -611,16 +611,23 @@ def save(path: str | os.PathLike[str], run: StoredRun) -> None:
     np.savez(path, **arrays)
 
 
-def load(file: str | os.PathLike[str] | IO[bytes]) -> StoredRun:
+def load(file: str | os.PathLike[str] | IO[bytes], dtype: DTypeLike | None = None) -> StoredRun:
     """Read a run that :func:`save` wrote.
+
+    Args:
+        file: the ``.npz`` file.
+        dtype: the model's dtype; by default the run's own (``config.dtype``). The stored values
+            are kept exactly either way (float32 to float64 is exact); ``config`` stays the run's.
 
     Raises:
         ValueError: the file lacks an array the model needs, or one has the wrong shape.
+        TypeError: ``dtype`` is not a floating dtype.
     """
     with np.load(file) as data:
         header = json.loads(str(data["header"]))
         config = GPTConfig(**header["config"])
-        model = init_model(config)
+        as_dtype = config.dtype if dtype is None else check_float_dtype(dtype).name
+        model = init_model(replace(config, dtype=as_dtype))
         for name, array in model.parameters().items():
             if name not in data or data[name].shape != array.shape:
                 got = data[name].shape if name in data else "nothing"
@@ -636,9 +643,12 @@ def load(file: str | os.PathLike[str] | IO[bytes]) -> StoredRun:
         )
 
 
-def stored_run(seed: int = 0) -> StoredRun:
+def stored_run(seed: int = 0, dtype: DTypeLike | None = None) -> StoredRun:
     """The model trained on :mod:`gptembed.corpus` by ``tools/train_lm.py --seed SEED``, as
     stored in the package (``gptembed/data/gpt_seedSEED.npz``; seeds 0, 1 and 2).
+
+    ``dtype`` as in :func:`load`: the chapters read the float32 weights into a float64 model, so
+    that what they print does not depend on how a CPU rounds float32 sums.
 
     Raises:
         ValueError: no run is stored for ``seed``.
@@ -647,7 +657,7 @@ def stored_run(seed: int = 0) -> StoredRun:
     if not path.is_file():
         raise ValueError(f"no stored run for seed {seed}: the package stores seeds 0, 1 and 2")
     with path.open("rb") as file:
-        return load(file)
+        return load(file, dtype)
 
 
 def score_terms(

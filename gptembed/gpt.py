@@ -16,7 +16,8 @@ over blocks (leading axis ``n_layer``) and named after GPT-2's modules: ``ln_1``
 ``ln_2``, ``mlp.c_fc`` (``w_fc``), ``mlp.c_proj`` (``w_mlp_proj``) and ``ln_f``.
 
 Every product is a matrix product (``@``) in the model's dtype: float32 for training (about twice
-as fast as float64 here), float64 for the finite-difference checks of the gradients.
+as fast as float64 here), float64 for the finite-difference checks of the gradients and for the
+chapter's measurements of the trained model (:func:`stored_run`).
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ import json
 import math
 import os
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, dataclass, replace
 from importlib.resources import files
 from typing import IO, Any
 
@@ -242,9 +243,9 @@ class Forward:
     """
 
     logits: NDArray[np.floating]
-    blocks: list[BlockTrace] = field(default_factory=list)
-    lnf: LayerNormTrace | None = None
-    final: NDArray[np.floating] | None = None
+    blocks: list[BlockTrace]
+    lnf: LayerNormTrace
+    final: NDArray[np.floating]
 
 
 def _layer_norm(
@@ -472,7 +473,6 @@ def loss_and_grads(
     dtype = model.embedding.dtype
     dlogits = dlogits64.astype(dtype)  # (B, T, V)
     wte = model.embedding.token_embeddings
-    assert f.lnf is not None and f.final is not None
     grad_head = _flat(dlogits).T @ _flat(f.final)  # (V, D)
     dx, grad_lnf_gain, grad_lnf_bias = _layer_norm_backward(
         _linear(dlogits, wte), f.lnf, model.lnf_gain

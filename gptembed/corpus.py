@@ -9,9 +9,9 @@ by a form feed, the corpus's end-of-text mark. Nothing is fetched, and every Pyt
 same text: :func:`text` checks it against :data:`SHA256`.
 
 The model reads characters, not GPT-2's BPE tokens. The corpus is :data:`GPT2_BPE_TOKENS` BPE
-tokens of :data:`GPT2_BPE_DISTINCT` distinct ids (counted with GPT-2's own vocabulary, checked in
-``tests/test_corpus.py``), against 510,664 characters of :data:`VOCAB_SIZE`: a softmax over the
-ids that occur would be 50 times as wide, and the rarer ids would be seen a handful of times.
+tokens of :data:`GPT2_BPE_DISTINCT` distinct ids, :data:`GPT2_BPE_RARE` of them occurring five
+times or fewer (counted with GPT-2's own vocabulary, checked in ``tests/test_corpus.py``), against
+510,664 characters of :data:`VOCAB_SIZE` kinds: chapter 9 weighs the two.
 """
 
 from __future__ import annotations
@@ -45,6 +45,9 @@ GPT2_BPE_TOKENS = 156_149
 
 GPT2_BPE_DISTINCT = 5_287
 """Distinct GPT-2 ids among them (of GPT-2's 50,257)."""
+
+GPT2_BPE_RARE = 3_310
+"""Distinct GPT-2 ids among them that occur five times or fewer."""
 
 HELD_OUT_EVERY = 8
 """Documents ``0, 8, 16, ...`` (in the order of their names) are held out; the rest train."""

@@ -108,3 +108,5 @@ def test_the_bpe_counts_quoted_are_gpt2s() -> None:
     ids = [i for doc in documents() for i in tok.encode(doc).ids]
     assert len(ids) == corpus.GPT2_BPE_TOKENS
     assert len(set(ids)) == corpus.GPT2_BPE_DISTINCT
+    counts = np.bincount(ids)
+    assert np.count_nonzero((counts > 0) & (counts <= 5)) == corpus.GPT2_BPE_RARE

@@ -491,6 +491,28 @@ class ScoreTerms:
         """Their sum: the head's scores (up to rounding)."""
         return self.token_token + self.token_position + self.position_token + self.position_position
 
+    @classmethod
+    def from_parts(
+        cls,
+        query_token: NDArray[np.floating],
+        query_position: NDArray[np.floating],
+        key_token: NDArray[np.floating],
+        key_position: NDArray[np.floating],
+        scale: float,
+    ) -> ScoreTerms:
+        """The four products of queries ``q = query_token + query_position`` and keys
+        ``k = key_token + key_position`` (each ``(..., T, H)``), times ``scale``."""
+
+        def term(q: NDArray[np.floating], k: NDArray[np.floating]) -> NDArray[np.float64]:
+            return q @ k.swapaxes(-1, -2) * scale
+
+        return cls(
+            term(query_token, key_token),
+            term(query_token, key_position),
+            term(query_position, key_token),
+            term(query_position, key_position),
+        )
+
 
 def score_terms(
     model: AttentionModel,
@@ -512,13 +534,9 @@ def score_terms(
         rows = np.asarray(position_ids, dtype=np.intp)
     tok = model.embedding.token_embeddings[ids]  # (..., T, D)
     pos = np.broadcast_to(model.embedding.position_embeddings[rows], tok.shape)  # (..., T, D)
+    w_q, w_k = model.w_query, model.w_key
     scale = 1.0 / math.sqrt(model.head_dim)
-
-    def term(rows_q: NDArray[np.floating], rows_k: NDArray[np.floating]) -> NDArray[np.float64]:
-        q, k = rows_q @ model.w_query, rows_k @ model.w_key  # (..., T, H)
-        return q @ k.swapaxes(-1, -2) * scale
-
-    return ScoreTerms(term(tok, tok), term(tok, pos), term(pos, tok), term(pos, pos))
+    return ScoreTerms.from_parts(tok @ w_q, pos @ w_q, tok @ w_k, pos @ w_k, scale)
 
 
 def term_spread(terms: ScoreTerms) -> dict[str, float]:

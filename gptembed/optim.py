@@ -166,13 +166,15 @@ class RunConfig:
 def named_arrays(model: Any) -> dict[str, NDArray[np.floating]]:
     """A dataclass model's arrays by name, not copies: its ``embedding``'s tables, then its own.
 
-    ``model`` is a dataclass whose ``embedding`` field is a :class:`GPTStyleEmbedding` and whose
-    other fields are arrays; an optimizer given this dict updates the model in place.
+    ``model`` is a dataclass whose ``embedding`` field is a :class:`GPTStyleEmbedding`; its other
+    fields that are arrays follow in order (a size such as a head count is skipped). An optimizer
+    given this dict updates the model in place.
     """
     arrays = dict(model.embedding.parameters())
     for f in fields(model):
-        if f.name != "embedding":
-            arrays[f.name] = getattr(model, f.name)
+        value = getattr(model, f.name)
+        if f.name != "embedding" and isinstance(value, np.ndarray):
+            arrays[f.name] = value
     return arrays
 
 
@@ -208,6 +210,8 @@ def fit(
     steps: int,
     learning_rate: float,
     frozen: Collection[str] = (),
+    schedule: Callable[[int], float] | None = None,
+    after_step: Callable[[int], None] | None = None,
 ) -> NDArray[np.float64]:
     """Train ``params`` in place with a fresh :class:`Adam`, one new batch a step.
 
@@ -218,6 +222,9 @@ def fit(
         steps: optimizer steps, an integer >= 0.
         learning_rate: Adam's step size, > 0.
         frozen: names of arrays that are never updated: a collection of names, not one string.
+        schedule: ``step -> learning rate`` (0-based steps), replacing ``learning_rate`` at
+            every step; by default the rate stays ``learning_rate``.
+        after_step: called with the number of steps done after each update (to log progress).
 
     Returns:
         ``(steps,)`` losses (nats), each of its step's batch before the update.
@@ -243,6 +250,10 @@ def fit(
             )
     losses = np.empty(steps)
     for step in range(steps):
+        if schedule is not None:
+            optimizer.learning_rate = check_float(f"schedule({step})", schedule(step), above=0)
         losses[step], grads = loss_and_grads(*next_batch())
         optimizer.step(params, {name: g for name, g in grads.items() if name not in frozen})
+        if after_step is not None:
+            after_step(step + 1)
     return losses

@@ -42,7 +42,7 @@ from .models import (
     model_label,
     transformer_parameter_count,
 )
-from .probes import cosine_similarity_matrix
+from .probes import PrincipalComponents, cosine_similarity_matrix
 
 FIGSIZE = (7.0, 4.0)
 """Width and height in inches of a one-panel figure (:func:`plot_loss_curves`)."""
@@ -860,3 +860,148 @@ def mark_verticals(ax: Axes, marks: Mapping[str, float], *, linestyle: str = "--
             textcoords="offset points",
             fontsize=8,
         )
+
+
+def plot_training_curve(
+    losses: ArrayLike,
+    held_out_steps: ArrayLike,
+    held_out_losses: ArrayLike,
+    *,
+    baselines: Mapping[str, float] | None = None,
+    ax: Axes | None = None,
+) -> Figure:
+    """A training run: the loss of every step's batch, the held-out loss now and then, and the
+    losses of simpler models as dashed lines.
+
+    Args:
+        losses: ``(steps,)`` training losses (nats), step 1 first.
+        held_out_steps, held_out_losses: ``(n,)`` held-out losses after those numbers of steps.
+        baselines: label -> the held-out loss of a simpler model (a unigram model, say); at
+            most two, each in a colour of its own.
+        ax: axes to draw on; by default a new :data:`FIGSIZE` figure.
+
+    Raises:
+        ValueError: ``held_out_steps`` and ``held_out_losses`` differ in length, or more than
+            two baselines.
+    """
+    baseline_colours = (PALETTE["vermillion"], PALETTE["orange"])
+    if len(baselines or {}) > len(baseline_colours):
+        raise ValueError(
+            f"at most {len(baseline_colours)} baselines can be told apart from the runs' lines, "
+            f"got {len(baselines or {})}"
+        )
+    steps_done = np.asarray(held_out_steps, dtype=float)
+    held = np.asarray(held_out_losses, dtype=float)
+    if steps_done.shape != held.shape:
+        raise ValueError(
+            f"held_out_steps and held_out_losses must have one shape, got {steps_done.shape} "
+            f"and {held.shape}"
+        )
+    fig, ax = figure_and_axes(ax, FIGSIZE)
+    train = np.asarray(losses, dtype=float)
+    ax.plot(
+        np.arange(1, len(train) + 1), train, color=PALETTE["sky"], lw=0.8, label="training batch"
+    )
+    ax.plot(steps_done, held, "o-", color=PALETTE["blue"], ms=4, lw=1.5, label="held-out text")
+    for (label, value), colour in zip((baselines or {}).items(), baseline_colours, strict=False):
+        ax.axhline(value, color=colour, ls="--", lw=1.2)
+        ax.annotate(
+            f"{label} {value:.2f}",
+            xy=(1.0, value),
+            xycoords=("axes fraction", "data"),
+            xytext=(-4, 4),
+            textcoords="offset points",
+            ha="right",
+            va="bottom",
+            color=colour,
+        )
+    ax.set_xlabel("training step")
+    ax.set_ylabel("cross-entropy (nats per character)")
+    ax.grid(True, alpha=0.3)
+    ax.legend(loc="upper center", frameon=True)
+    return fig
+
+
+PCA_FIGSIZE = (9.0, 3.8)
+"""Width and height in inches of :func:`plot_principal_components` (two panels)."""
+
+
+def plot_principal_components(
+    components: PrincipalComponents, *, n_components: int = 3, axes: Sequence[Axes] | None = None
+) -> Figure:
+    """A table's top principal components against position (left), and its rows in the plane
+    of the first two (right), coloured by position.
+
+    Args:
+        components: a :class:`~gptembed.probes.PrincipalComponents` of an ``(L, D)`` table.
+        n_components: how many components to draw on the left (each labelled with its share
+            of the variance).
+        axes: two axes to draw on; by default a new :data:`PCA_FIGSIZE` figure.
+
+    Raises:
+        ValueError: ``n_components`` is not in ``[1, K]`` (``K`` the components there are),
+            fewer than 2 components for the right panel, or ``axes`` does not hold 2 axes.
+    """
+    scores = np.asarray(components.scores, dtype=float)  # (L, K)
+    shares = np.asarray(components.variance_share, dtype=float)
+    n_components = check_int("n_components", n_components)
+    if n_components > scores.shape[1] or scores.shape[1] < 2:
+        raise ValueError(
+            f"n_components must be in [1, {scores.shape[1]}] and the table needs at least 2 "
+            f"components, got n_components {n_components} of {scores.shape[1]}"
+        )
+    fig, (left, right) = figure_and_panels(axes, 2, PCA_FIGSIZE)
+    positions = np.arange(len(scores))
+    for k, (colour, dashes) in enumerate(series_styles(n_components, LINE_DASHES)):
+        left.plot(
+            positions,
+            scores[:, k],
+            linestyle=dashes,
+            color=colour,
+            lw=1.8,
+            label=f"component {k + 1} ({shares[k]:.0%} of the variance)",
+        )
+    left.axhline(0.0, color=PALETTE["black"], lw=0.6)
+    left.set_xlabel("position")
+    left.set_ylabel("coordinate along the component")
+    left.grid(True, alpha=0.3)
+    left.legend(loc="best", fontsize=8)
+    right.plot(scores[:, 0], scores[:, 1], color="#999999", lw=0.8, zorder=1)
+    dots = right.scatter(scores[:, 0], scores[:, 1], c=positions, cmap="viridis", s=14, zorder=2)
+    right.annotate(
+        "position 0",
+        xy=(scores[0, 0], scores[0, 1]),
+        xytext=(6, 6),
+        textcoords="offset points",
+        fontsize=8,
+    )
+    right.set_xlabel("component 1")
+    right.set_ylabel("component 2")
+    right.grid(True, alpha=0.3)
+    fig.colorbar(dots, ax=right, label="position")
+    return fig
+
+
+def plot_attention_by_lag(weights: Mapping[str, ArrayLike], *, ax: Axes | None = None) -> Figure:
+    """A heatmap of each head's mean attention weight on the key ``lag`` places back.
+
+    Args:
+        weights: head label -> ``(n_lags,)`` mean weights at lags ``0 .. n_lags-1`` (lag 0 is
+            the query's own position); one row per head, top to bottom.
+        ax: axes to draw on; by default a new figure sized to the rows.
+
+    Raises:
+        ValueError: no heads, or rows of different lengths.
+    """
+    rows = {label: np.asarray(w, dtype=float) for label, w in weights.items()}
+    shapes = {r.shape for r in rows.values()}
+    if not rows or len(shapes) != 1 or any(r.ndim != 1 for r in rows.values()):
+        raise ValueError(f"weights must hold (n_lags,) rows of one length, got {sorted(shapes)}")
+    grid = np.stack(list(rows.values()))  # (heads, n_lags)
+    fig, ax = figure_and_axes(ax, (FIGSIZE[0], 1.2 + 0.35 * len(rows)))
+    image = ax.imshow(grid, cmap="viridis", vmin=0.0, aspect="auto", interpolation="nearest")
+    ax.set_yticks(range(len(rows)), list(rows))
+    ax.set_xticks(range(0, grid.shape[1], 2))
+    ax.set_xlabel("lag: how many places back the key is (0: the query's own position)")
+    fig.colorbar(image, ax=ax, label="mean attention weight")
+    return fig

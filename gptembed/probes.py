@@ -188,3 +188,43 @@ def shift_probe(table: ArrayLike, shift: int, n_folds: int = 4, ridge: float = 0
         test_err.append(_unexplained(guess[held], targets[held]))
         base_err.append(_unexplained(np.broadcast_to(centre, targets[held].shape), targets[held]))
     return ProbeScore(float(np.mean(train_err)), float(np.mean(test_err)), float(np.mean(base_err)))
+
+
+@dataclass(frozen=True)
+class PrincipalComponents:
+    """A table's rows along their directions of greatest variance (principal components).
+
+    Attributes:
+        scores: ``(L, K)`` each row's coordinate along each component, the rows centred first;
+            component ``k``'s sign is chosen so its scores rise with the row index on average.
+        directions: ``(K, D)`` unit vectors, the components, by decreasing variance.
+        variance_share: ``(K,)`` each component's share of the centred rows' total variance.
+        mean: ``(D,)`` the mean row.
+    """
+
+    scores: NDArray[np.float64]
+    directions: NDArray[np.float64]
+    variance_share: NDArray[np.float64]
+    mean: NDArray[np.float64]
+
+
+def principal_components(table: ArrayLike) -> PrincipalComponents:
+    """The principal components of an ``(L, D)`` table's rows, ``K = min(L, D)`` of them.
+
+    Raises:
+        ValueError: ``table`` is not 2-D, has fewer than 2 rows, or all its rows are equal.
+    """
+    rows = _rows(table)
+    if len(rows) < 2:
+        raise ValueError(f"table must have at least 2 rows, got {len(rows)}")
+    mean = rows.mean(axis=0)
+    centred = rows - mean
+    u, s, vt = np.linalg.svd(centred, full_matrices=False)
+    total = float(np.sum(s**2))
+    if total == 0:
+        raise ValueError("every row of the table is the same: there is no variance to split")
+    scores = u * s  # (L, K)
+    # An SVD's signs are arbitrary (and vary between LAPACK builds): fix them by the data.
+    trend = np.arange(len(rows)) - (len(rows) - 1) / 2  # (L,)
+    signs = np.where(trend @ scores < 0, -1.0, 1.0)  # (K,)
+    return PrincipalComponents(scores * signs, vt * signs[:, None], s**2 / total, mean)

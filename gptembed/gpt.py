@@ -1,0 +1,750 @@
+"""A small GPT in numpy: GPT-2's architecture at toy scale, with its backward pass written by hand.
+
+For ids ``(B, T)``, with ``n_layer`` blocks of ``n_head`` causal heads each::
+
+    x = wte[ids] + wpe[0:T]                     # GPTStyleEmbedding, (B, T, D)
+    for each block:
+        x = x + Attention(LayerNorm_1(x))       # pre-LayerNorm, residual
+        x = x + MLP(LayerNorm_2(x))             # D -> 4D, GELU, 4D -> D
+    logits = LayerNorm_f(x) @ wte^T             # the output head is the token table (tied)
+
+This is GPT-2's layout (Radford et al. 2019, "Language Models are Unsupervised Multitask
+Learners", section 2.3: LayerNorm at the input of each block and after the last one, residual
+projections initialised at ``0.02 / sqrt(2 * n_layer)``) without dropout. The arrays are stacked
+over blocks (leading axis ``n_layer``) and named after GPT-2's modules: ``ln_1``, ``attn.c_attn``
+(``w_attn``: one ``(D, 3D)`` map to queries, keys and values), ``attn.c_proj`` (``w_attn_proj``),
+``ln_2``, ``mlp.c_fc`` (``w_fc``), ``mlp.c_proj`` (``w_mlp_proj``) and ``ln_f``.
+
+Every product is a matrix product (``@``) in the model's dtype: float32 for training (about twice
+as fast as float64 here), float64 for the finite-difference checks of the gradients and for the
+chapter's measurements of the trained model (:func:`stored_run`).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, replace
+from importlib.resources import files
+from typing import IO, Any
+
+import numpy as np
+from numpy.typing import ArrayLike, DTypeLike, NDArray
+
+from ._checks import check_float_dtype, check_in_range, check_int, check_integer_array
+from .attention_model import ScoreTerms
+from .corpus import VOCAB_SIZE, random_windows
+from .embedding import INIT_STD, GPTStyleEmbedding
+from .optim import RunConfig, TrainResult, cross_entropy, fit, named_arrays
+
+LN_EPS = 1e-5
+"""The small number LayerNorm adds to the variance, as GPT-2 does."""
+
+_GELU_C = math.sqrt(2.0 / math.pi)
+
+
+@dataclass(frozen=True)
+class GPTConfig(RunConfig):
+    """A GPT run: the sizes, plus :class:`~gptembed.optim.RunConfig`'s schedule.
+
+    Attributes:
+        vocab_size: ``V``, rows of the token table (by default the corpus's characters).
+        seq_len: ``T``, the context length and the rows of the position table.
+        n_layer: blocks.
+        n_head: heads per block; ``embed_dim`` must be a multiple of it.
+        embed_dim: ``D``, the width of the residual stream and of both tables.
+        dtype: the dtype of every array (``"float32"`` or ``"float64"``).
+        warmup: steps over which the learning rate rises linearly from ``learning_rate / warmup``
+            to ``learning_rate``; it then decays along a half cosine to a tenth of it by the
+            last step, as nanoGPT's ``get_lr`` does.
+    """
+
+    vocab_size: int = VOCAB_SIZE
+    seq_len: int = 128
+    n_layer: int = 2
+    n_head: int = 4
+    embed_dim: int = 64
+    dtype: str = "float32"
+    learning_rate: float = 3e-3
+    warmup: int = 100
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        for name in ("vocab_size", "seq_len", "n_layer", "n_head", "embed_dim"):
+            check_int(name, getattr(self, name))
+        check_int("warmup", self.warmup, minimum=0)
+        if self.embed_dim % self.n_head:
+            raise ValueError(
+                f"embed_dim must be a multiple of n_head, got embed_dim {self.embed_dim} "
+                f"and n_head {self.n_head}"
+            )
+        check_float_dtype(self.dtype)
+
+    def learning_rate_at(self, step: int) -> float:
+        """The learning rate of step ``step`` (0-based) of ``steps``: warmup, then cosine decay."""
+        if step < self.warmup:
+            return self.learning_rate * (step + 1) / self.warmup
+        span = max(1, self.steps - 1 - self.warmup)
+        progress = min(1.0, (step - self.warmup) / span)
+        low = 0.1 * self.learning_rate
+        return low + 0.5 * (1.0 + math.cos(math.pi * progress)) * (self.learning_rate - low)
+
+
+@dataclass
+class GPT:
+    """The embedding layer, ``n_layer`` pre-LayerNorm blocks, a final LayerNorm and a tied head.
+
+    Attributes:
+        embedding: :class:`GPTStyleEmbedding`, ``(V, D)`` token and ``(T, D)`` position tables;
+            the token table is also the output head.
+        n_head: heads per block.
+        ln1_gain, ln1_bias: ``(n_layer, D)``, the LayerNorm before attention.
+        w_attn, b_attn: ``(n_layer, D, 3D)`` and ``(n_layer, 3D)``: queries, keys and values,
+            in that order, each ``n_head`` slices of ``D / n_head`` columns.
+        w_attn_proj, b_attn_proj: ``(n_layer, D, D)``, ``(n_layer, D)``: the heads' outputs back
+            to the residual stream.
+        ln2_gain, ln2_bias: ``(n_layer, D)``, the LayerNorm before the MLP.
+        w_fc, b_fc: ``(n_layer, D, 4D)``, ``(n_layer, 4D)``.
+        w_mlp_proj, b_mlp_proj: ``(n_layer, 4D, D)``, ``(n_layer, D)``.
+        lnf_gain, lnf_bias: ``(D,)``, the final LayerNorm.
+    """
+
+    embedding: GPTStyleEmbedding
+    n_head: int
+    ln1_gain: NDArray[np.floating]
+    ln1_bias: NDArray[np.floating]
+    w_attn: NDArray[np.floating]
+    b_attn: NDArray[np.floating]
+    w_attn_proj: NDArray[np.floating]
+    b_attn_proj: NDArray[np.floating]
+    ln2_gain: NDArray[np.floating]
+    ln2_bias: NDArray[np.floating]
+    w_fc: NDArray[np.floating]
+    b_fc: NDArray[np.floating]
+    w_mlp_proj: NDArray[np.floating]
+    b_mlp_proj: NDArray[np.floating]
+    lnf_gain: NDArray[np.floating]
+    lnf_bias: NDArray[np.floating]
+
+    def parameters(self) -> dict[str, NDArray[np.floating]]:
+        """Every array by name (the two tables first); the optimizer updates them in place."""
+        return named_arrays(self)
+
+    @property
+    def n_layer(self) -> int:
+        """Blocks."""
+        return self.w_attn.shape[0]
+
+    @property
+    def head_dim(self) -> int:
+        """``D / n_head``, the width of one head's queries, keys and values."""
+        return self.embedding.embed_dim // self.n_head
+
+
+def init_model(config: GPTConfig) -> GPT:
+    """A fresh model as GPT-2 initialises one: tables as in :class:`GPTStyleEmbedding`, every
+    matrix from N(0, 0.02**2) except the two residual projections, whose standard deviation is
+    ``0.02 / sqrt(2 n_layer)``; biases 0 and LayerNorm gains 1.
+
+    Nothing else depends on ``use_positions``: without positions the table is all zeros.
+    """
+    dtype = np.dtype(config.dtype)
+    embedding = GPTStyleEmbedding(
+        config.vocab_size, config.seq_len, config.embed_dim, seed=config.seed, dtype=dtype
+    )
+    if not config.use_positions:
+        embedding.position_embeddings[:] = 0.0
+    rng = np.random.default_rng([config.seed, 1])
+    layers, dim = config.n_layer, config.embed_dim
+    residual_std = INIT_STD / math.sqrt(2 * layers)
+
+    def normal(shape: tuple[int, ...], std: float) -> NDArray[np.floating]:
+        return (rng.standard_normal(shape) * std).astype(dtype)
+
+    def zeros(*shape: int) -> NDArray[np.floating]:
+        return np.zeros(shape, dtype=dtype)
+
+    def ones(*shape: int) -> NDArray[np.floating]:
+        return np.ones(shape, dtype=dtype)
+
+    return GPT(
+        embedding=embedding,
+        n_head=config.n_head,
+        ln1_gain=ones(layers, dim),
+        ln1_bias=zeros(layers, dim),
+        w_attn=normal((layers, dim, 3 * dim), INIT_STD),
+        b_attn=zeros(layers, 3 * dim),
+        w_attn_proj=normal((layers, dim, dim), residual_std),
+        b_attn_proj=zeros(layers, dim),
+        ln2_gain=ones(layers, dim),
+        ln2_bias=zeros(layers, dim),
+        w_fc=normal((layers, dim, 4 * dim), INIT_STD),
+        b_fc=zeros(layers, 4 * dim),
+        w_mlp_proj=normal((layers, 4 * dim, dim), residual_std),
+        b_mlp_proj=zeros(layers, dim),
+        lnf_gain=ones(dim),
+        lnf_bias=zeros(dim),
+    )
+
+
+@dataclass
+class LayerNormTrace:
+    """What one LayerNorm computed: ``y = gain * xhat + bias``, ``xhat = (x - mean) * rstd``.
+
+    Attributes:
+        xhat: ``(..., D)`` the normalised inputs.
+        rstd: ``(..., 1)`` one over each vector's standard deviation (with :data:`LN_EPS`).
+    """
+
+    xhat: NDArray[np.floating]
+    rstd: NDArray[np.floating]
+
+
+@dataclass
+class BlockTrace:
+    """What one block computed on ``(B, T)`` ids; ``backward`` reads it, a reader may too.
+
+    Attributes:
+        ln1, ln2: the two LayerNorms.
+        h1: ``(B, T, D)`` LayerNorm_1's output, the input of the heads.
+        q, k, v: ``(B, n_head, T, D / n_head)``.
+        probs: ``(B, n_head, T, T)`` attention weights: query ``i`` down, key ``j <= i`` across.
+        heads: ``(B, T, D)`` the heads' outputs side by side, before ``w_attn_proj``.
+        h2: ``(B, T, D)`` LayerNorm_2's output.
+        pre_gelu: ``(B, T, 4D)``.
+        post_gelu: ``(B, T, 4D)``.
+        gelu_tanh: ``(B, T, 4D)``, the tanh inside the GELU, kept for the backward pass.
+    """
+
+    ln1: LayerNormTrace
+    h1: NDArray[np.floating]
+    q: NDArray[np.floating]
+    k: NDArray[np.floating]
+    v: NDArray[np.floating]
+    probs: NDArray[np.floating]
+    heads: NDArray[np.floating]
+    ln2: LayerNormTrace
+    h2: NDArray[np.floating]
+    pre_gelu: NDArray[np.floating]
+    post_gelu: NDArray[np.floating]
+    gelu_tanh: NDArray[np.floating]
+
+
+@dataclass
+class Forward:
+    """What :func:`forward` computed on ids ``(B, T)``.
+
+    Attributes:
+        logits: ``(B, T, V)`` next-token logits.
+        blocks: one :class:`BlockTrace` per block.
+        lnf: the final LayerNorm; ``final``: its output ``(B, T, D)``.
+    """
+
+    logits: NDArray[np.floating]
+    blocks: list[BlockTrace]
+    lnf: LayerNormTrace
+    final: NDArray[np.floating]
+
+
+def _layer_norm(
+    x: NDArray[np.floating], gain: NDArray[np.floating], bias: NDArray[np.floating]
+) -> tuple[NDArray[np.floating], LayerNormTrace]:
+    """LayerNorm over the last axis of ``(..., D)``: its output and what backward needs."""
+    centred = x - x.mean(axis=-1, keepdims=True)
+    rstd = 1.0 / np.sqrt((centred * centred).mean(axis=-1, keepdims=True) + LN_EPS)
+    xhat = centred * rstd
+    return xhat * gain + bias, LayerNormTrace(xhat, rstd)
+
+
+def _layer_norm_backward(
+    dy: NDArray[np.floating], trace: LayerNormTrace, gain: NDArray[np.floating]
+) -> tuple[NDArray[np.floating], NDArray[np.floating], NDArray[np.floating]]:
+    """``(dx, dgain, dbias)`` of a LayerNorm given ``dL/dy`` ``(..., D)``."""
+    xhat = trace.xhat
+    dgain = (dy * xhat).reshape(-1, xhat.shape[-1]).sum(axis=0)
+    dbias = dy.reshape(-1, xhat.shape[-1]).sum(axis=0)
+    dxhat = dy * gain
+    # d xhat_i / d x_j = rstd (delta_ij - 1/D - xhat_i xhat_j / D)
+    dx = trace.rstd * (
+        dxhat
+        - dxhat.mean(axis=-1, keepdims=True)
+        - xhat * (dxhat * xhat).mean(axis=-1, keepdims=True)
+    )
+    return dx, dgain, dbias
+
+
+def _gelu(x: NDArray[np.floating]) -> tuple[NDArray[np.floating], NDArray[np.floating]]:
+    """GPT-2's GELU, the tanh approximation: ``x/2 (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))``.
+
+    Returns the GELU of ``x`` and the tanh (which :func:`_gelu_backward` needs). Written in place
+    on two buffers, in the order of ``0.5 * x * (1 + tanh(c * x * (1 + 0.044715 * x * x)))``;
+    ``x**3`` would take 400 times as long as ``x * x * x`` here.
+    """
+    inner = 0.044715 * x
+    inner *= x
+    inner += 1.0
+    th = _GELU_C * x
+    th *= inner
+    np.tanh(th, out=th)
+    np.add(th, 1.0, out=inner)
+    inner *= 0.5 * x
+    return inner, th
+
+
+def _gelu_backward(
+    dy: NDArray[np.floating], x: NDArray[np.floating], th: NDArray[np.floating]
+) -> NDArray[np.floating]:
+    """``dL/dx`` of :func:`_gelu` at ``x`` given ``dL/dy`` and the forward pass's tanh ``th``:
+    ``dy * (0.5 (1 + th) + 0.5 x (1 - th^2) c (1 + 3 * 0.044715 x^2))``, in that order."""
+    slope = th * th
+    np.subtract(1.0, slope, out=slope)
+    slope *= 0.5 * x
+    slope *= _GELU_C
+    cubic = (3 * 0.044715) * x
+    cubic *= x
+    cubic += 1.0
+    slope *= cubic
+    np.add(th, 1.0, out=cubic)
+    cubic *= 0.5
+    slope += cubic
+    slope *= dy
+    return slope
+
+
+def _causal_softmax(scores: NDArray[np.floating]) -> NDArray[np.floating]:
+    """Softmax over keys ``j <= i`` of ``(..., T, T)`` scores, in place; later keys get 0."""
+    seq_len = scores.shape[-1]
+    scores += np.triu(np.full((seq_len, seq_len), -np.inf, dtype=scores.dtype), 1)
+    scores -= scores.max(axis=-1, keepdims=True)  # the diagonal is always allowed: finite
+    np.exp(scores, out=scores)
+    scores /= scores.sum(axis=-1, keepdims=True)
+    return scores
+
+
+def _split_heads(a: NDArray[np.floating], n_head: int) -> NDArray[np.floating]:
+    """``(B, T, D)`` -> ``(B, n_head, T, D / n_head)``."""
+    batch, seq_len, dim = a.shape
+    return a.reshape(batch, seq_len, n_head, dim // n_head).transpose(0, 2, 1, 3)
+
+
+def _merge_heads(a: NDArray[np.floating]) -> NDArray[np.floating]:
+    """``(B, n_head, T, H)`` -> ``(B, T, n_head * H)``."""
+    batch, n_head, seq_len, head = a.shape
+    return a.transpose(0, 2, 1, 3).reshape(batch, seq_len, n_head * head)
+
+
+def _linear(a: NDArray[np.floating], w: NDArray[np.floating]) -> NDArray[np.floating]:
+    """``a @ w`` for ``(..., N)`` and ``(N, M)`` as one matrix product of ``(B*T, N)`` rows:
+    ``@`` on ``(B, T, N)`` would make ``B`` products of ``T`` rows, a third slower here."""
+    return (a.reshape(-1, a.shape[-1]) @ w).reshape(*a.shape[:-1], w.shape[-1])
+
+
+def _flat(a: NDArray[np.floating]) -> NDArray[np.floating]:
+    """``(B, T, N)`` as ``(B*T, N)``: a sum over batch and time becomes one matrix product."""
+    return a.reshape(-1, a.shape[-1])
+
+
+def _attention(
+    model: GPT, layer: int, h1: NDArray[np.floating]
+) -> tuple[NDArray[np.floating], ...]:
+    """Block ``layer``'s heads on LayerNorm_1's output ``(B, T, D)``: ``(q, k, v, probs, heads,
+    out)``, ``out`` the ``(B, T, D)`` added to the residual stream."""
+    dim = model.embedding.embed_dim
+    qkv = _linear(h1, model.w_attn[layer]) + model.b_attn[layer]  # (B, T, 3D)
+    q, k, v = (
+        np.ascontiguousarray(_split_heads(qkv[..., i * dim : (i + 1) * dim], model.n_head))
+        for i in range(3)
+    )
+    probs = _causal_softmax(q @ k.swapaxes(-1, -2) * (1.0 / math.sqrt(model.head_dim)))
+    heads = _merge_heads(probs @ v)  # (B, T, D)
+    return (
+        q,
+        k,
+        v,
+        probs,
+        heads,
+        _linear(heads, model.w_attn_proj[layer]) + model.b_attn_proj[layer],
+    )
+
+
+def _attention_backward(
+    model: GPT,
+    layer: int,
+    b: BlockTrace,
+    dout: NDArray[np.floating],
+    grads: dict[str, NDArray[np.floating]],
+) -> NDArray[np.floating]:
+    """Back through :func:`_attention` given ``dL/dout`` ``(B, T, D)``: fills block ``layer``'s
+    gradients in ``grads`` and returns ``dL/dh1``."""
+    grads["w_attn_proj"][layer] = _flat(b.heads).T @ _flat(dout)
+    grads["b_attn_proj"][layer] = _flat(dout).sum(axis=0)
+    dheads = _split_heads(_linear(dout, model.w_attn_proj[layer].T), model.n_head)  # (B, nh, T, H)
+    dprobs = dheads @ b.v.swapaxes(-1, -2)  # (B, nh, T, T)
+    dv = b.probs.swapaxes(-1, -2) @ dheads
+    # Softmax backward, row by row: ds = p * (dp - sum_j p dp); later keys have p = 0.
+    dscores = dprobs  # in place
+    dscores -= (b.probs * dprobs).sum(axis=-1, keepdims=True)
+    dscores *= b.probs
+    dscores *= 1.0 / math.sqrt(model.head_dim)
+    dq = dscores @ b.k
+    dk = dscores.swapaxes(-1, -2) @ b.q
+    dqkv = np.concatenate([_merge_heads(d) for d in (dq, dk, dv)], axis=-1)  # (B, T, 3D)
+    grads["w_attn"][layer] = _flat(b.h1).T @ _flat(dqkv)
+    grads["b_attn"][layer] = _flat(dqkv).sum(axis=0)
+    return _linear(dqkv, model.w_attn[layer].T)
+
+
+def _mlp(model: GPT, layer: int, h2: NDArray[np.floating]) -> tuple[NDArray[np.floating], ...]:
+    """Block ``layer``'s MLP on LayerNorm_2's output ``(B, T, D)``: ``(pre_gelu, post_gelu,
+    gelu_tanh, out)``, ``out`` the ``(B, T, D)`` added to the residual stream."""
+    pre_gelu = _linear(h2, model.w_fc[layer]) + model.b_fc[layer]  # (B, T, 4D)
+    post_gelu, th = _gelu(pre_gelu)
+    out = _linear(post_gelu, model.w_mlp_proj[layer]) + model.b_mlp_proj[layer]
+    return pre_gelu, post_gelu, th, out
+
+
+def _mlp_backward(
+    model: GPT,
+    layer: int,
+    b: BlockTrace,
+    dout: NDArray[np.floating],
+    grads: dict[str, NDArray[np.floating]],
+) -> NDArray[np.floating]:
+    """Back through :func:`_mlp` given ``dL/dout`` ``(B, T, D)``: fills block ``layer``'s
+    gradients in ``grads`` and returns ``dL/dh2``."""
+    grads["w_mlp_proj"][layer] = _flat(b.post_gelu).T @ _flat(dout)
+    grads["b_mlp_proj"][layer] = _flat(dout).sum(axis=0)
+    dpre = _gelu_backward(_linear(dout, model.w_mlp_proj[layer].T), b.pre_gelu, b.gelu_tanh)
+    grads["w_fc"][layer] = _flat(b.h2).T @ _flat(dpre)
+    grads["b_fc"][layer] = _flat(dpre).sum(axis=0)
+    return _linear(dpre, model.w_fc[layer].T)
+
+
+def forward(
+    model: GPT, token_ids: ArrayLike, start_pos: int = 0, *, position_ids: ArrayLike | None = None
+) -> Forward:
+    """Run the model on ids ``(B, T)``, keeping what :func:`loss_and_grads` needs.
+
+    Args:
+        token_ids: ids in ``[0, V)``, shape ``(B, T)``.
+        start_pos, position_ids: where the ids sit (see :meth:`GPTStyleEmbedding.forward`).
+
+    Raises:
+        TypeError, ValueError: as :meth:`GPTStyleEmbedding.check_ids`, or ids that are not 2-D.
+    """
+    ids = model.embedding.check_ids(token_ids, start_pos, position_ids=position_ids)
+    if ids.ndim != 2:
+        raise ValueError(f"token_ids must have shape (B, T), got {ids.shape}")
+    x = model.embedding.forward(ids, start_pos, position_ids=position_ids)  # (B, T, D)
+    blocks = []
+    for layer in range(model.n_layer):
+        h1, ln1 = _layer_norm(x, model.ln1_gain[layer], model.ln1_bias[layer])
+        q, k, v, probs, heads, out = _attention(model, layer, h1)
+        x = x + out
+        h2, ln2 = _layer_norm(x, model.ln2_gain[layer], model.ln2_bias[layer])
+        pre_gelu, post_gelu, th, out = _mlp(model, layer, h2)
+        x = x + out
+        blocks.append(BlockTrace(ln1, h1, q, k, v, probs, heads, ln2, h2, pre_gelu, post_gelu, th))
+    final, lnf = _layer_norm(x, model.lnf_gain, model.lnf_bias)
+    logits = _linear(final, model.embedding.token_embeddings.T)  # (B, T, V)
+    return Forward(logits, blocks, lnf, final)
+
+
+def logits(
+    model: GPT, token_ids: ArrayLike, start_pos: int = 0, *, position_ids: ArrayLike | None = None
+) -> NDArray[np.floating]:
+    """Next-token logits ``(B, T, V)`` of ids ``(B, T)``; as :func:`forward`."""
+    return forward(model, token_ids, start_pos, position_ids=position_ids).logits
+
+
+def loss_and_grads(
+    model: GPT, inputs: ArrayLike, targets: ArrayLike
+) -> tuple[float, dict[str, NDArray[np.floating]]]:
+    """Mean cross-entropy (nats) of ``(B, T)`` inputs against next-token targets, and every
+    gradient, keyed and shaped as :meth:`GPT.parameters`.
+
+    The token table's gradient is the sum of two: as the input table and as the output head.
+    """
+    ids = model.embedding.check_ids(inputs)
+    f = forward(model, ids)
+    loss, dlogits64 = cross_entropy(f.logits, targets)
+    dtype = model.embedding.dtype
+    dlogits = dlogits64.astype(dtype)  # (B, T, V)
+    wte = model.embedding.token_embeddings
+    grad_head = _flat(dlogits).T @ _flat(f.final)  # (V, D)
+    dx, grad_lnf_gain, grad_lnf_bias = _layer_norm_backward(
+        _linear(dlogits, wte), f.lnf, model.lnf_gain
+    )
+    grads = {name: np.zeros_like(array) for name, array in model.parameters().items()}
+    grads["lnf_gain"], grads["lnf_bias"] = grad_lnf_gain, grad_lnf_bias
+    for layer in reversed(range(model.n_layer)):
+        b = f.blocks[layer]
+        dh2 = _mlp_backward(model, layer, b, dx, grads)
+        dx_ln2, grads["ln2_gain"][layer], grads["ln2_bias"][layer] = _layer_norm_backward(
+            dh2, b.ln2, model.ln2_gain[layer]
+        )
+        dx = dx + dx_ln2
+        dh1 = _attention_backward(model, layer, b, dx, grads)
+        dx_ln1, grads["ln1_gain"][layer], grads["ln1_bias"][layer] = _layer_norm_backward(
+            dh1, b.ln1, model.ln1_gain[layer]
+        )
+        dx = dx + dx_ln1
+    grad_token, grad_position = model.embedding.backward(dx, ids)
+    grads["token_embeddings"] = grad_token + grad_head
+    grads["position_embeddings"] = grad_position
+    return loss, grads
+
+
+def token_losses(
+    model: GPT,
+    inputs: ArrayLike,
+    targets: ArrayLike,
+    start_pos: int = 0,
+    *,
+    position_ids: ArrayLike | None = None,
+) -> NDArray[np.float64]:
+    """Cross-entropy (nats) of every prediction: ``(B, T)`` for ``(B, T)`` inputs and targets.
+
+    ``start_pos`` and ``position_ids`` go to :func:`forward`; the mean is :func:`evaluate`.
+
+    Raises:
+        ValueError: targets of another shape than the inputs, or outside ``[0, V)``.
+    """
+    z = logits(model, inputs, start_pos, position_ids=position_ids)
+    return losses_of_logits(z, targets)
+
+
+def losses_of_logits(logits: ArrayLike, targets: ArrayLike) -> NDArray[np.float64]:
+    """Cross-entropy (nats) of each row of ``(..., V)`` logits against ``(...)`` target ids.
+
+    Raises:
+        ValueError: targets of another shape than the logits without their last axis, or a
+            target outside ``[0, V)``.
+    """
+    z = np.asarray(logits, dtype=np.float64)
+    y = check_integer_array("targets", targets, z.shape[-1])
+    if y.shape != z.shape[:-1]:
+        raise ValueError(f"targets must have the inputs' shape {z.shape[:-1]}, got {y.shape}")
+    check_in_range("target id", y, z.shape[-1], "ids")
+    top = z.max(axis=-1, keepdims=True)
+    log_norm = np.log(np.exp(z - top).sum(axis=-1)) + top[..., 0]  # (...)
+    return log_norm - np.take_along_axis(z, y[..., None], axis=-1)[..., 0]
+
+
+def evaluate(
+    model: GPT,
+    inputs: ArrayLike,
+    targets: ArrayLike,
+    start_pos: int = 0,
+    *,
+    position_ids: ArrayLike | None = None,
+) -> float:
+    """Mean cross-entropy (nats per token) of the model's predictions; no update."""
+    return float(token_losses(model, inputs, targets, start_pos, position_ids=position_ids).mean())
+
+
+def train(
+    config: GPTConfig,
+    stream: ArrayLike,
+    *,
+    after_step: Callable[[int, GPT], None] | None = None,
+) -> TrainResult[GPT, GPTConfig]:
+    """Train a :class:`GPT` with Adam on windows cut at random offsets of ``stream``.
+
+    Each step draws ``batch_size`` windows of ``seq_len + 1`` ids at uniform random offsets
+    (:func:`~gptembed.corpus.random_windows`), so position 0 is rarely the start of a document.
+    The learning rate follows :meth:`GPTConfig.learning_rate_at`. ``after_step(steps_done,
+    model)`` is called after every update (``tools/train_lm.py`` logs held-out losses with it).
+
+    Deterministic: the same ``config`` and ``stream`` give the same losses and weights on the
+    same machine.
+    """
+    model = init_model(config)
+    initial = model.embedding.position_embeddings.copy()
+    data_rng = np.random.default_rng([config.seed, 2])
+    ids = np.asarray(stream)
+    losses = fit(
+        model.parameters(),
+        lambda inputs, targets: loss_and_grads(model, inputs, targets),
+        lambda: random_windows(ids, config.batch_size, config.seq_len, data_rng),
+        config.steps,
+        config.learning_rate,
+        frozen=() if config.use_positions else ("position_embeddings",),
+        schedule=config.learning_rate_at,
+        after_step=None if after_step is None else (lambda done: after_step(done, model)),
+    )
+    return TrainResult(model, losses, initial, config)
+
+
+@dataclass
+class StoredRun:
+    """A trained model as :func:`save` stores it and :func:`load` reads it back.
+
+    Attributes:
+        model: the trained :class:`GPT`.
+        config: the :class:`GPTConfig` it was trained with.
+        losses: ``(steps,)`` training loss of each step's batch, before its update.
+        held_out_steps, held_out_losses: held-out loss after those numbers of steps.
+        info: how the run was made (command, wall time, machine, versions), as stored.
+    """
+
+    model: GPT
+    config: GPTConfig
+    losses: NDArray[np.float64]
+    held_out_steps: NDArray[np.intp]
+    held_out_losses: NDArray[np.float64]
+    info: dict[str, Any]
+
+
+def save(path: str | os.PathLike[str], run: StoredRun) -> None:
+    """Write ``run`` to one ``.npz`` file: every array by name, the curves, and a JSON header."""
+    header = {"config": asdict(run.config), "info": run.info}
+    arrays: dict[str, Any] = {
+        "header": np.array(json.dumps(header, sort_keys=True)),
+        "losses": run.losses.astype(np.float32),
+        "held_out_steps": run.held_out_steps,
+        "held_out_losses": run.held_out_losses,
+        **run.model.parameters(),
+    }
+    np.savez(path, **arrays)
+
+
+def load(file: str | os.PathLike[str] | IO[bytes], dtype: DTypeLike | None = None) -> StoredRun:
+    """Read a run that :func:`save` wrote.
+
+    Args:
+        file: the ``.npz`` file.
+        dtype: the model's dtype; by default the run's own (``config.dtype``). The stored values
+            are kept exactly either way (float32 to float64 is exact); ``config`` stays the run's.
+
+    Raises:
+        ValueError: the file lacks an array the model needs, or one has the wrong shape.
+        TypeError: ``dtype`` is not a floating dtype.
+    """
+    with np.load(file) as data:
+        header = json.loads(str(data["header"]))
+        config = GPTConfig(**header["config"])
+        as_dtype = config.dtype if dtype is None else check_float_dtype(dtype).name
+        model = init_model(replace(config, dtype=as_dtype))
+        for name, array in model.parameters().items():
+            if name not in data or data[name].shape != array.shape:
+                got = data[name].shape if name in data else "nothing"
+                raise ValueError(f"stored run: {name} must have shape {array.shape}, got {got}")
+            array[...] = data[name]
+        return StoredRun(
+            model,
+            config,
+            data["losses"].astype(np.float64),
+            data["held_out_steps"].astype(np.intp),
+            data["held_out_losses"].astype(np.float64),
+            header["info"],
+        )
+
+
+def stored_run(seed: int = 0, dtype: DTypeLike | None = None) -> StoredRun:
+    """The model trained on :mod:`gptembed.corpus` by ``tools/train_lm.py --seed SEED``, as
+    stored in the package (``gptembed/data/gpt_seedSEED.npz``; seeds 0, 1 and 2).
+
+    ``dtype`` as in :func:`load`: the chapters read the float32 weights into a float64 model, so
+    that what they print does not depend on how a CPU rounds float32 sums.
+
+    Raises:
+        ValueError: no run is stored for ``seed``.
+    """
+    path = files("gptembed").joinpath(f"data/gpt_seed{check_int('seed', seed, minimum=0)}.npz")
+    if not path.is_file():
+        raise ValueError(f"no stored run for seed {seed}: the package stores seeds 0, 1 and 2")
+    with path.open("rb") as file:
+        return load(file, dtype)
+
+
+def score_terms(
+    model: GPT,
+    token_ids: ArrayLike,
+    start_pos: int = 0,
+    *,
+    fixed_scale: float | None = None,
+) -> list[ScoreTerms]:
+    """The first block's attention scores split into four terms, one :class:`ScoreTerms` a head.
+
+    The block reads ``LayerNorm_1(tok + pos)``, not ``tok + pos``. LayerNorm subtracts each
+    vector's mean (linear, so it splits) and divides by its standard deviation ``sigma``, one
+    number per token that depends on the token *and* its position. With each token's own
+    ``sigma`` (``fixed_scale=None``), ``LayerNorm_1(x) = tokpart + pospart`` exactly, with
+
+        tokpart = gain * (tok - mean(tok)) / sigma
+        pospart = gain * (pos - mean(pos)) / sigma + bias
+
+    and the four terms add up to the scores; but then the position-position term changes a
+    little from sequence to sequence. With ``fixed_scale`` every token is divided by that one
+    number instead: the position-position term is then a property of the positions alone, and
+    the sum of the terms only approximates the scores. The constants (LayerNorm's bias and the
+    query and key biases) go with the position part: it is what every token at a position
+    shares, and the token part is what the token adds.
+
+    Returns:
+        ``n_head`` :class:`ScoreTerms`, each ``(B, T, T)`` (or ``(T, T)`` for ``(T,)`` ids),
+        scaled by ``1 / sqrt(D / n_head)`` as the scores are.
+    """
+    ids = model.embedding.check_ids(token_ids, start_pos)
+    seq_len = ids.shape[-1]
+    tok = model.embedding.token_embeddings[ids]  # (..., T, D)
+    rows = model.embedding.position_embeddings[start_pos : start_pos + seq_len]  # (T, D)
+    pos = np.broadcast_to(rows, tok.shape)
+    x = tok + pos
+    centred = x - x.mean(axis=-1, keepdims=True)
+    sigma = np.sqrt((centred * centred).mean(axis=-1, keepdims=True) + LN_EPS)  # (..., T, 1)
+    if fixed_scale is not None:
+        sigma = np.full_like(sigma, fixed_scale)
+    gain, bias = model.ln1_gain[0], model.ln1_bias[0]
+    tokpart = gain * (tok - tok.mean(axis=-1, keepdims=True)) / sigma
+    pospart = gain * (pos - pos.mean(axis=-1, keepdims=True)) / sigma + bias
+    dim, head = model.embedding.embed_dim, model.head_dim
+    w, b = model.w_attn[0], model.b_attn[0]
+    terms = []
+    for h in range(model.n_head):
+        cols_q = slice(h * head, (h + 1) * head)
+        cols_k = slice(dim + h * head, dim + (h + 1) * head)
+        terms.append(
+            ScoreTerms.from_parts(
+                query_token=tokpart @ w[:, cols_q],
+                query_position=pospart @ w[:, cols_q] + b[cols_q],
+                key_token=tokpart @ w[:, cols_k],
+                key_position=pospart @ w[:, cols_k] + b[cols_k],
+                scale=1.0 / math.sqrt(head),
+            )
+        )
+    return terms
+
+
+def attention_by_lag(probs: ArrayLike, max_lag: int) -> NDArray[np.float64]:
+    """The mean weight a query puts on the key ``lag`` places back, for ``lag = 0 .. max_lag``.
+
+    Args:
+        probs: ``(..., T, T)`` attention weights, query ``i`` down and key ``j`` across (a
+            :class:`BlockTrace`'s ``probs``).
+        max_lag: the largest lag, at most ``T - 1``.
+
+    Returns:
+        ``(..., max_lag + 1)``: at each lag the mean of ``probs[..., i, i - lag]`` over the
+        queries ``i >= lag``.
+
+    Raises:
+        ValueError: ``probs`` is not ``(..., T, T)``, or ``max_lag`` is not in ``[0, T - 1]``.
+    """
+    weights = np.asarray(probs, dtype=np.float64)
+    if weights.ndim < 2 or weights.shape[-1] != weights.shape[-2]:
+        raise ValueError(f"probs must have shape (..., T, T), got {weights.shape}")
+    seq_len = weights.shape[-1]
+    max_lag = check_int("max_lag", max_lag, minimum=0)
+    if max_lag >= seq_len:
+        raise ValueError(f"max_lag must be in [0, {seq_len - 1}], got {max_lag}")
+    return np.stack(
+        [
+            np.diagonal(weights, -lag, axis1=-2, axis2=-1).mean(axis=-1)
+            for lag in range(max_lag + 1)
+        ],
+        axis=-1,
+    )

@@ -1,0 +1,200 @@
+"""The small GPT: every gradient against finite differences, causality, the tied head, the four
+score terms through LayerNorm, the learning-rate schedule and determinism."""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import numpy as np
+import pytest
+
+from gptembed.gpt import (
+    GPT,
+    GPTConfig,
+    evaluate,
+    forward,
+    init_model,
+    loss_and_grads,
+    losses_of_logits,
+    score_terms,
+    token_losses,
+    train,
+)
+from gptembed.optim import cross_entropy
+from tests.gradcheck import numerical_grad
+
+TINY = GPTConfig(vocab_size=7, seq_len=5, n_layer=2, n_head=2, embed_dim=8, dtype="float64", seed=3)
+
+
+def _perturbed(config: GPTConfig = TINY) -> GPT:
+    """A model moved away from its initial weights (biases 0, gains 1, tiny matrices), so every
+    gradient is far from zero and every path through the model carries signal."""
+    model = init_model(config)
+    rng = np.random.default_rng(11)
+    for array in model.parameters().values():
+        array += rng.standard_normal(array.shape) * 0.5
+    return model
+
+
+def _batch(config: GPTConfig = TINY, seed: int = 5) -> tuple[np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    ids = rng.integers(config.vocab_size, size=(3, config.seq_len + 1))
+    return ids[:, :-1], ids[:, 1:]
+
+
+@pytest.mark.parametrize("name", list(init_model(TINY).parameters()))
+def test_every_gradient_matches_finite_differences(name: str) -> None:
+    model = _perturbed()
+    inputs, targets = _batch()
+    _, grads = loss_and_grads(model, inputs, targets)
+    assert set(grads) == set(model.parameters())
+    numeric = numerical_grad(
+        lambda: loss_and_grads(model, inputs, targets)[0], model.parameters()[name]
+    )
+    assert np.abs(numeric).max() > 1e-3, "the check needs gradients that are not ~0"
+    assert grads[name].shape == model.parameters()[name].shape
+    np.testing.assert_allclose(grads[name], numeric, rtol=1e-5, atol=1e-8)
+
+
+def test_the_forward_pass_by_hand_one_block_one_head() -> None:
+    """GPT-2's block written out plainly, on a model of one block and one head."""
+    config = GPTConfig(vocab_size=6, seq_len=4, n_layer=1, n_head=1, embed_dim=4, dtype="float64")
+    m = _perturbed(config)
+    ids = np.array([[1, 5, 0, 2]])
+    wte, wpe = m.embedding.token_embeddings, m.embedding.position_embeddings
+
+    def ln(x: np.ndarray, g: np.ndarray, b: np.ndarray) -> np.ndarray:
+        return g * (x - x.mean(-1, keepdims=True)) / np.sqrt(x.var(-1, keepdims=True) + 1e-5) + b
+
+    x = wte[ids[0]] + wpe[:4]
+    q, k, v = np.split(ln(x, m.ln1_gain[0], m.ln1_bias[0]) @ m.w_attn[0] + m.b_attn[0], 3, -1)
+    s = q @ k.T / 2.0 + np.triu(np.full((4, 4), -np.inf), 1)
+    p = np.exp(s - s.max(-1, keepdims=True))
+    p /= p.sum(-1, keepdims=True)
+    x = x + (p @ v) @ m.w_attn_proj[0] + m.b_attn_proj[0]
+    f = ln(x, m.ln2_gain[0], m.ln2_bias[0]) @ m.w_fc[0] + m.b_fc[0]
+    gelu = 0.5 * f * (1 + np.tanh(math.sqrt(2 / math.pi) * (f + 0.044715 * f**3)))
+    x = x + gelu @ m.w_mlp_proj[0] + m.b_mlp_proj[0]
+    logits = ln(x, m.lnf_gain, m.lnf_bias) @ wte.T
+    np.testing.assert_allclose(forward(m, ids).logits[0], logits, rtol=1e-12, atol=1e-12)
+
+
+def test_the_model_is_causal() -> None:
+    model = _perturbed()
+    inputs, _ = _batch()
+    f = forward(model, inputs)
+    for block in f.blocks:
+        assert (np.triu(block.probs, k=1) == 0).all()
+        np.testing.assert_allclose(block.probs.sum(axis=-1), 1.0)
+    changed = inputs.copy()
+    changed[:, -1] = (changed[:, -1] + 1) % TINY.vocab_size
+    np.testing.assert_allclose(
+        forward(model, changed).logits[:, :-1], f.logits[:, :-1], rtol=1e-12, atol=1e-12
+    )
+
+
+def test_the_output_head_is_the_token_table() -> None:
+    model = _perturbed()
+    inputs, _ = _batch()
+    f = forward(model, inputs)
+    np.testing.assert_allclose(f.logits, f.final @ model.embedding.token_embeddings.T)
+    assert "w_head" not in model.parameters() and len(model.parameters()) == 16
+
+
+def test_token_losses_are_the_cross_entropy_of_each_prediction() -> None:
+    model = _perturbed()
+    inputs, targets = _batch()
+    per_token = token_losses(model, inputs, targets)
+    assert per_token.shape == inputs.shape
+    np.testing.assert_allclose(per_token.mean(), loss_and_grads(model, inputs, targets)[0])
+    logits = forward(model, inputs).logits
+    np.testing.assert_allclose(per_token[1, 2], cross_entropy(logits[1, 2], targets[1, 2])[0])
+    assert evaluate(model, inputs, targets) == pytest.approx(per_token.mean())
+    with pytest.raises(ValueError, match=r"targets must have the inputs' shape \(3, 5\)"):
+        token_losses(model, inputs, targets[:, 1:])
+    with pytest.raises(ValueError, match=r"target id 7 at index \(0, 0\) is out of range"):
+        token_losses(model, inputs, np.where(np.arange(5) == 0, 7, targets))
+    np.testing.assert_array_equal(losses_of_logits(logits, targets), per_token)
+
+
+def test_start_pos_moves_the_rows_read() -> None:
+    config = GPTConfig(vocab_size=7, seq_len=8, n_layer=1, n_head=2, embed_dim=8, dtype="float64")
+    model = _perturbed(config)
+    inputs, _ = _batch(config)
+    shifted = forward(model, inputs[:, :5], start_pos=3).logits
+    by_ids = forward(model, inputs[:, :5], position_ids=np.arange(3, 8)).logits
+    np.testing.assert_array_equal(shifted, by_ids)
+    assert not np.allclose(shifted, forward(model, inputs[:, :5]).logits)
+    with pytest.raises(ValueError, match="exceeds max_seq_len 8"):
+        forward(model, inputs[:, :5], start_pos=4)
+    with pytest.raises(ValueError, match=r"token_ids must have shape \(B, T\)"):
+        forward(model, inputs[0])
+
+
+def test_score_terms_with_each_tokens_own_scale_sum_to_the_first_blocks_scores() -> None:
+    model = _perturbed()
+    inputs, _ = _batch()
+    for start in (0, 2):
+        ids = inputs[:, : TINY.seq_len - start]
+        terms = score_terms(model, ids, start_pos=start)
+        block = forward(model, ids, start_pos=start).blocks[0]
+        scores = block.q @ block.k.swapaxes(-1, -2) / math.sqrt(model.head_dim)  # (B, nh, T, T)
+        assert len(terms) == TINY.n_head
+        for head, split in enumerate(terms):
+            np.testing.assert_allclose(split.total(), scores[:, head], rtol=1e-10, atol=1e-10)
+
+
+def test_a_fixed_scale_makes_the_position_term_the_same_for_every_sequence() -> None:
+    model = _perturbed()
+    inputs, _ = _batch()
+    own = score_terms(model, inputs)[0].position_position
+    assert not np.allclose(own[0], own[1]), "each token's own scale differs between sequences"
+    fixed = score_terms(model, inputs, fixed_scale=1.3)[0]
+    np.testing.assert_allclose(fixed.position_position[0], fixed.position_position[1])
+    # With one scale for everything the split no longer sums to the scores exactly.
+    block = forward(model, inputs).blocks[0]
+    scores = block.q @ block.k.swapaxes(-1, -2) / math.sqrt(model.head_dim)
+    assert not np.allclose(fixed.total(), scores[:, 0])
+
+
+def test_the_schedule_warms_up_then_decays_to_a_tenth() -> None:
+    config = GPTConfig(steps=1000, warmup=100, learning_rate=1e-3)
+    rates = [config.learning_rate_at(step) for step in range(1000)]
+    assert rates[0] == pytest.approx(1e-5) and rates[99] == pytest.approx(1e-3)
+    assert rates[100] == pytest.approx(1e-3)
+    assert rates[-1] == pytest.approx(1e-4)
+    assert all(a >= b for a, b in itertools.pairwise(rates[100:]))
+    assert GPTConfig(steps=10, warmup=0).learning_rate_at(0) == pytest.approx(3e-3)
+
+
+def test_config_refuses_bad_values() -> None:
+    with pytest.raises(ValueError, match="embed_dim must be a multiple of n_head"):
+        GPTConfig(embed_dim=10, n_head=4)
+    with pytest.raises(TypeError, match="n_layer must be an integer"):
+        GPTConfig(n_layer=1.5)  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="floating dtype"):
+        GPTConfig(dtype="int32")
+
+
+def test_training_is_deterministic_and_learns() -> None:
+    config = GPTConfig(
+        vocab_size=7,
+        seq_len=8,
+        n_layer=1,
+        n_head=2,
+        embed_dim=8,
+        steps=60,
+        warmup=5,
+        learning_rate=0.03,
+    )
+    stream = np.tile(np.arange(7), 40)  # 0 1 2 ... 6 0 1 ...: the next id is the id plus one
+    first, second = train(config, stream), train(config, stream)
+    np.testing.assert_array_equal(first.losses, second.losses)
+    for name, array in first.model.parameters().items():
+        np.testing.assert_array_equal(array, second.model.parameters()[name], err_msg=name)
+        assert array.dtype == np.float32, name
+    assert first.losses[0] == pytest.approx(math.log(7), abs=0.05)
+    assert first.losses[-5:].mean() < 0.2
+    frozen = train(GPTConfig(**{**vars(config), "use_positions": False}), stream)
+    assert (frozen.model.embedding.position_embeddings == 0).all()

@@ -179,7 +179,7 @@ def test_buttons_use_the_one_repository_url(docname: str) -> None:
 
 def test_the_wheel_the_install_cell_names_is_published_with_the_book() -> None:
     """`_build/html/wheels/` holds the one wheel every chapter's first cell installs, and it is
-    this checkout's package: each module byte for byte, its dependencies as pyproject says."""
+    this checkout's package: each file byte for byte, its dependencies as pyproject says."""
     import zipfile
 
     sys.path.insert(0, str(ROOT / "tools"))
@@ -190,10 +190,14 @@ def test_the_wheel_the_install_cell_names_is_published_with_the_book() -> None:
     published = sorted(p.name for p in (BUILD / WHEEL_DIR).iterdir())
     assert published == [wheel_name()], published
     with zipfile.ZipFile(BUILD / WHEEL_DIR / wheel_name()) as wheel:
-        modules = {n for n in wheel.namelist() if n.startswith("gptembed/")}
-        source = {p.relative_to(ROOT).as_posix() for p in (ROOT / "gptembed").iterdir()}
-        assert modules == {n for n in source if n.endswith((".py", "py.typed"))}
-        for name in modules:
+        files = {n for n in wheel.namelist() if n.startswith("gptembed/")}
+        source = {
+            p.relative_to(ROOT).as_posix()
+            for p in (ROOT / "gptembed").rglob("*")
+            if p.is_file() and "__pycache__" not in p.parts
+        }
+        assert files == source  # the modules, py.typed and the data (chapter 9's text and model)
+        for name in files:
             assert wheel.read(name) == (ROOT / name).read_bytes(), f"{name} differs"
         (metadata,) = [n for n in wheel.namelist() if n.endswith(".dist-info/METADATA")]
         requires = [

@@ -1,4 +1,5 @@
-"""Shared test setup: one hypothesis profile, and where skips are not allowed, a skip fails."""
+"""Shared test setup: one hypothesis profile, a skip that fails where skips are not allowed, and
+the groups that pytest-xdist hands out whole."""
 
 from __future__ import annotations
 
@@ -40,45 +41,16 @@ BROWSER_PAGE = re.compile(r"^tests/test_browser\.py::\w+\[(?P<page>.+?)(?:-(?:li
 """A browser test of one page: its parameter id is the page's docname, perhaps with a theme."""
 
 
-def _cost_rank(item: pytest.Item) -> int:
-    """0 for the slowest kinds of test that need no built book, up to 3 for quick unit tests."""
-    if item.get_closest_marker("toolchain"):
-        return 0
-    if item.path.suffix == ".ipynb":
-        return 1
-    if item.get_closest_marker("browser"):
-        return 2
-    return 3
-
-
+@pytest.hookimpl(tryfirst=True)  # before pytest-xdist's own hook reads the groups
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Order the slow kinds of test first: the toolchain's (./dev, ruff), then the chapters, then
-    page visits in the browser, then the unit tests (the sort keeps each file's order).
-
-    Two workers hand out whole files (and browser pages) in this order, so the many quick unit
-    tests come last and fill the gaps; a slow file handed out last would leave one core idle
-    until it ends. The browser's turn comes after the first two kinds, by which time `./dev
-    test`'s build, which runs meanwhile, has finished.
-    """
-    items.sort(key=_cost_rank)
-
-
-def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object | None:
-    """With `--dist loadfile` (./dev test), each file's tests stay on one worker, as usual (a
-    notebook's cells run in order on one kernel), except the browser tests: those of one page
-    form a group of their own (they share one visit), so the pages spread over both workers.
-    The groups are handed out in collection order (the hook above), not xdist's default of the
-    largest group first."""
-    if config.getvalue("dist") != "loadfile":
-        return None
-    from xdist.scheduler import LoadFileScheduling
-
-    config.option.loadscopereorder = False
-
-    class FilesAndPages(LoadFileScheduling):
-        def _split_scope(self, nodeid: str) -> str:
-            scope = super()._split_scope(nodeid)
-            page = BROWSER_PAGE.match(nodeid)
-            return f"{scope}::{page['page']}" if page else scope
-
-    return FilesAndPages(config, log)
+    """Where pytest-xdist runs (`./dev test`: `--dist loadgroup`), keep each file's tests on one
+    worker, so a notebook's cells run in order on one kernel, except the browser tests: those of
+    one page (which share one visit) form a group of their own, so the pages spread over both
+    workers."""
+    if not config.pluginmanager.hasplugin("xdist"):
+        return
+    for item in items:
+        page = BROWSER_PAGE.match(item.nodeid)
+        file = item.nodeid.split("::")[0]
+        group = f"{file}::{page['page']}" if page else file
+        item.add_marker(pytest.mark.xdist_group(group))

@@ -27,6 +27,8 @@ data are imported from their own modules (``from gptembed.readout import train``
 from :mod:`gptembed.plotting`.
 """
 
+from importlib.metadata import version as _version
+
 from .attention_cost import (
     FlopsPerToken,
     attention_flops_parity,
@@ -84,4 +86,5 @@ __all__ = [
     "transformer_parameter_count",
 ]
 
-__version__ = "0.1.0"
+__version__ = _version("gptembed")
+"""The installed version, from the package's metadata (pyproject.toml's, where it is set)."""

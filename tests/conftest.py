@@ -31,7 +31,7 @@ def site() -> Iterator[str]:
 def browser() -> Iterator[Browser]:
     """One headless Chromium for the whole session."""
     sync_api = pytest.importorskip(
-        "playwright.sync_api", reason='Playwright missing: pip install -e ".[test]"'
+        "playwright.sync_api", reason="Playwright missing: ./dev setup installs it (the dev group)"
     )
     with sync_api.sync_playwright() as playwright:
         chromium = _launch(playwright)

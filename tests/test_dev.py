@@ -1,10 +1,12 @@
-"""`./dev` itself: setup needs no package index when nothing changed, a half-made venv is made
-anew, and `./dev lab` serves the chapters in JupyterLab."""
+"""`./dev` itself: with nothing changed it needs no network, it completes a venv that an
+interrupted setup left half-made, `./dev lab` serves the chapters in JupyterLab, and nbval re-runs
+a chapter where pytest-xdist is not installed."""
 
 from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -21,88 +23,83 @@ pytestmark = pytest.mark.toolchain
 ROOT = Path(__file__).resolve().parents[1]
 DEV = ROOT / "dev"
 VENV = Path(sys.prefix)
-STAMP = VENV / ".gptembed-setup"
+NO_NETWORK = "http://127.0.0.1:9"
+"""A proxy that is not there: every request through it fails at once."""
 
 
-def _offline_env(tmp_path: Path, venv: Path) -> dict[str, str]:
-    """The environment of a machine with no package index: pip can install nothing."""
-    no_wheels = tmp_path / "no-wheels"
-    no_wheels.mkdir(exist_ok=True)
-    return os.environ | {
-        "GPTEMBED_VENV": str(venv),
-        "GPTEMBED_PYTHON": sys.executable,
-        "PIP_CONFIG_FILE": os.devnull,
-        "PIP_NO_INDEX": "1",
-        "PIP_INDEX_URL": "http://127.0.0.1:9/simple",
-        "PIP_EXTRA_INDEX_URL": "",
-        "PIP_FIND_LINKS": str(no_wheels),
-    }
+def _uv() -> str:
+    """The uv that `./dev` runs (it exports its path as UV, as uv does for its own children)."""
+    uv = os.environ.get("UV") or shutil.which("uv")
+    assert uv, "no uv: run the tests through ./dev test, which finds or installs it"
+    return uv
 
 
-def _setup_offline(
-    tmp_path: Path, venv: Path, timeout: int, *options: str
-) -> subprocess.CompletedProcess:
-    """`./dev setup [options]` for ``venv`` on a machine with no package index."""
+def _offline_env(venv: Path) -> dict[str, str]:
+    """The environment of a machine with no network, with ``venv`` as the project's venv."""
+    proxies = {name: NO_NETWORK for name in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY")}
+    proxies |= {name.lower(): value for name, value in proxies.items()}
+    return os.environ | proxies | {"NO_PROXY": "", "UV_PROJECT_ENVIRONMENT": str(venv)}
+
+
+def _dev(venv: Path, *args: str, timeout: int = 120) -> subprocess.CompletedProcess:
+    """`./dev ARGS` for ``venv`` on a machine with no network."""
     return subprocess.run(
-        [str(DEV), "setup", *options],
-        env=_offline_env(tmp_path, venv),
+        [str(DEV), *args], env=_offline_env(venv), capture_output=True, text=True, timeout=timeout
+    )
+
+
+def _in_sync(venv: Path) -> subprocess.CompletedProcess:
+    """uv's own check that ``venv`` holds what uv.lock says, changing nothing."""
+    return subprocess.run(
+        [_uv(), "sync", "--check", "--extra", "plot"],
+        cwd=ROOT,
+        env=_offline_env(venv),
         capture_output=True,
         text=True,
-        timeout=timeout,
     )
 
 
-def _require_dev_venv(tmp_path: Path) -> None:
-    """These tests reuse the venv running them, so it must be one that `./dev` made, and up to
-    date: offline, setting up a stale venv would fail and leave it to be made anew."""
-    assert STAMP.is_file(), (
-        f"{VENV} has no {STAMP.name}: run the tests through ./dev test, which sets it up"
-    )
-    check = _setup_offline(tmp_path, VENV, 60, "--check")
-    assert check.returncode == 0, f"{check.stderr}(./dev test sets it up)"
-
-
-def test_setup_does_nothing_offline_when_nothing_changed(tmp_path: Path) -> None:
-    """With a matching stamp, setup installs nothing and so needs no package index."""
-    _require_dev_venv(tmp_path)
-    before = STAMP.read_text()
-    result = _setup_offline(tmp_path, VENV, timeout=60)
+def test_setup_needs_no_network_when_nothing_changed() -> None:
+    check = _in_sync(VENV)
+    assert check.returncode == 0, f"{VENV} is out of sync (./dev test syncs it):\n{check.stderr}"
+    result = _dev(VENV, "setup")
     assert result.returncode == 0, result.stderr
-    assert result.stderr == "", result.stderr
-    assert STAMP.read_text() == before
+    changes = [line for line in result.stderr.splitlines() if line.startswith((" +", " -", " ~"))]
+    assert not changes, f"setup changed the venv: {changes}"
 
 
-def test_setup_check_reports_a_stale_venv_and_changes_nothing(tmp_path: Path) -> None:
-    """`./dev setup --check` fails on a stamp that no longer matches, and leaves it as it was."""
-    venv = tmp_path / "venv"
-    venv.mkdir()
-    (venv / STAMP.name).write_text("stale\n")
-    result = _setup_offline(tmp_path, venv, 60, "--check")
-    assert result.returncode == 1
-    assert "is not set up for the current" in result.stderr
-    assert (venv / STAMP.name).read_text() == "stale\n"
-    assert sorted(path.name for path in venv.iterdir()) == [STAMP.name]
-
-
-def test_a_half_made_venv_is_made_anew(tmp_path: Path) -> None:
-    """A venv left by an interrupted first setup (no pip, no stamp) is not reused.
-
-    Offline, the fresh venv gets pip but the install then fails: the test sees setup start over,
-    and pip's own reason for failing reach the terminal.
-    """
+def test_a_venv_left_half_made_is_completed_offline(tmp_path: Path) -> None:
+    """A first setup interrupted after it made the venv (no pip, a stray file, only some of the
+    locked packages) is completed by the next one, from uv's cache alone."""
     venv = tmp_path / "venv"
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
-    leftover = venv / "left-by-the-interrupted-run"
-    leftover.touch()
-    result = _setup_offline(tmp_path, venv, timeout=120)
-    assert result.returncode != 0
-    assert "was not set up completely" in result.stderr
-    assert not leftover.exists(), "the half-made venv was reused"
-    assert "No matching distribution found" in result.stderr, result.stderr
-    assert "pip could not install" in result.stderr
-    pip = subprocess.run([str(venv / "bin" / "python"), "-m", "pip", "--version"], check=False)
-    assert pip.returncode == 0, "the venv was not made anew with pip"
-    assert not (venv / ".gptembed-setup").exists(), "a failed setup wrote its stamp"
+    (venv / "left-by-the-interrupted-run").touch()
+    some = [_uv(), "sync", "--quiet", "--offline", "--no-install-project", "--only-group", "unit"]
+    subprocess.run(some, cwd=ROOT, env=_offline_env(venv), check=True)
+    python = venv / "bin" / "python"
+    assert _in_sync(venv).returncode != 0, "the half-made venv already counts as set up"
+    result = _dev(venv, "setup", timeout=300)
+    assert result.returncode == 0, result.stderr
+    assert _in_sync(venv).returncode == 0, "setup left the venv out of sync with uv.lock"
+    imports = "import gptembed, matplotlib, nbval, sphinx, pytest; print(gptembed.__file__)"
+    where = subprocess.run([python, "-c", imports], capture_output=True, text=True, check=True)
+    assert where.stdout.strip() == str(ROOT / "gptembed" / "__init__.py")
+
+
+def test_nbval_reruns_a_chapter_without_pytest_xdist() -> None:
+    """Re-running a chapter with nbval needs no pytest-xdist (conftest.py once defined one of
+    its hooks, and pytest then stopped with an INTERNALERROR)."""
+    chapter = min((ROOT / "book").glob("*.ipynb"), key=lambda path: path.stat().st_size)
+    pytest = [sys.executable, "-m", "pytest", "-p", "no:xdist", "-p", "no:cacheprovider", "-q"]
+    result = subprocess.run(
+        [*pytest, "--nbval", "--nbval-current-env", str(chapter.relative_to(ROOT))],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    assert " passed" in result.stdout
 
 
 def _free_port() -> int:
@@ -113,15 +110,15 @@ def _free_port() -> int:
 
 def _get(url: str, token: str) -> tuple[int, bytes]:
     request = urllib.request.Request(url, headers={"Authorization": f"token {token}"})
-    with urllib.request.urlopen(request, timeout=5) as response:
+    opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))  # 127.0.0.1 directly
+    with opener.open(request, timeout=5) as response:
         return response.status, response.read()
 
 
 def test_dev_lab_serves_the_chapters(tmp_path: Path) -> None:
     """`./dev lab` starts JupyterLab (headless here) with every chapter in its file browser."""
-    _require_dev_venv(tmp_path)
     port, token = _free_port(), "gptembed-test"
-    env = _offline_env(tmp_path, VENV) | {
+    env = _offline_env(VENV) | {
         "JUPYTER_RUNTIME_DIR": str(tmp_path / "runtime"),
         "JUPYTER_CONFIG_DIR": str(tmp_path / "config"),
     }

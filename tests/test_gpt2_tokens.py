@@ -8,9 +8,7 @@ import pytest
 from gptembed.samples import GPT2_SAMPLES
 from tests.gpt2_bpe import gpt2_tokenizer
 
-tokenizers = pytest.importorskip(
-    "tokenizers", reason="install the test extra: pip install -e '.[test]'"
-)
+tokenizers = pytest.importorskip("tokenizers", reason="./dev setup installs it (the unit group)")
 
 
 @pytest.fixture(scope="module")

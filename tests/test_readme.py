@@ -25,9 +25,12 @@ def test_readme_links_resolve() -> None:
 
 
 def _commands_run() -> set[str]:
-    """`./dev` subcommands that `.ci/run` runs (a line starting with one) or a test runs
-    (`[str(DEV), "name", ...]`)."""
-    ci = re.findall(r"^\./dev ([a-z-]+)", (ROOT / ".ci" / "run").read_text(), re.MULTILINE)
+    """`./dev` subcommands that `.ci/run` runs by default (its `set -- check ...` list, each run
+    as `./dev check`) or a test runs (`[str(DEV), "name", ...]`)."""
+    script = (ROOT / ".ci" / "run").read_text()
+    assert re.search(r'^\s*\./dev "\$check"$', script, re.MULTILINE), ".ci/run no longer loops"
+    (default,) = re.findall(r"\|\| set -- ([a-z -]+)$", script, re.MULTILINE)
+    ci = default.split()
     tests = {
         name
         for path in (ROOT / "tests").glob("test_*.py")

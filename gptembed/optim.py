@@ -1,4 +1,5 @@
-"""Learning machinery shared by the book's models: cross-entropy, Adam and the training loop."""
+"""Learning machinery shared by the book's models: cross-entropy and evaluation, Adam, and the
+training loop every toy model's ``train`` runs."""
 
 from __future__ import annotations
 

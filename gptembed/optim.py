@@ -1,5 +1,4 @@
-"""Learning machinery shared by the book's models: cross-entropy and evaluation, Adam, and the
-training loop every toy model's ``train`` runs."""
+"""Learning machinery shared by the book's models: cross-entropy, evaluation, Adam, training."""
 
 from __future__ import annotations
 

@@ -8,7 +8,7 @@ The package is a set of rooms, one idea each (numpy only, except :mod:`gptembed.
 - :mod:`gptembed.attention_cost`: what attention costs as the context grows: memory and FLOPs.
 - :mod:`gptembed.measure`: peak memory of a call, power-law slopes, byte counts for people.
 - :mod:`gptembed.records`: the toy data, record streams whose layout is set by position.
-- :mod:`gptembed.optim`: cross-entropy and Adam, shared by the toy models.
+- :mod:`gptembed.optim`: cross-entropy, evaluation, Adam and the training run the toy models share.
 - :mod:`gptembed.readout`: the read-out model (embedding plus one linear map) and its training.
 - :mod:`gptembed.attention_model`: a one-head causal attention toy that must use position.
 - :mod:`gptembed.windows`: reading a stream longer than the window, as nanoGPT's generate does.

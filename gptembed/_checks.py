@@ -191,7 +191,7 @@ def check_in_range(what: str, array: NDArray[np.integer], limit: int, noun: str)
 
 
 def as_real_array(
-    name: str, values: ArrayLike, dtype: DTypeLike | None = np.float64
+    name: str, values: ArrayLike, *, dtype: DTypeLike | None = np.float64
 ) -> NDArray[Any]:
     """``values`` as an array of ``dtype`` (no copy if it already is one), if they are real numbers.
 

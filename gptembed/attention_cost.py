@@ -309,11 +309,11 @@ def attention_probs(q: ArrayLike, k: ArrayLike) -> NDArray[np.floating]:
     if scores.size == 0:
         return scores
     # A Python float: an np.float64 scale would make numpy cast float32 scores to float64 and
-    # back through 128 KiB of buffers.
+    # back through buffers.
     scores *= 1.0 / math.sqrt(q.shape[-1])
-    # numpy gives a broadcasting ufunc an iteration buffer of np.getbufsize() elements (8192:
-    # 32 KiB in float32) even when, as here, nothing needs casting or copying; a 16-element size
-    # keeps the peak at the scores plus O(n) from short sequences up.
+    # numpy gives a broadcasting ufunc an iteration buffer even when, as here, nothing needs
+    # casting or copying; a small one keeps the peak at the scores plus O(n) from short
+    # sequences up (benchmarks/README.md has the numbers).
     old_bufsize = np.setbufsize(16)
     try:
         scores -= scores.max(axis=-1, keepdims=True)  # (..., n, 1) temporary: stable softmax
@@ -337,6 +337,7 @@ def naive_attention_probs(q: ArrayLike, k: ArrayLike) -> NDArray[np.floating]:
 def measure_attention_scores_peak(
     seq_len: int,
     head_dim: int = 64,
+    *,
     dtype: DTypeLike = np.float32,
     naive: bool = False,
     seed: int = 0,

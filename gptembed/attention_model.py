@@ -15,10 +15,6 @@ With ``x_i = tok_i + pos_i`` the score splits into four terms (:func:`score_term
 
     s_ij = (tok_i W_q)(tok_j W_k)^T + (tok_i W_q)(pos_j W_k)^T
          + (pos_i W_q)(tok_j W_k)^T + (pos_i W_q)(pos_j W_k)^T      (each / sqrt(H))
-
-The products are matrix products (``@``): a training run takes half the time it took with
-``np.einsum``. Each product is below the size at which OpenBLAS splits one over threads, so a run
-gives the same bits whatever the thread count.
 """
 
 from __future__ import annotations
@@ -26,6 +22,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from typing import TypeVar
 
 import numpy as np
@@ -41,7 +38,7 @@ from ._checks import (
     check_type,
 )
 from .embedding import INIT_STD, GPTStyleEmbedding
-from .optim import RunConfig, TrainResult, cross_entropy, fit, named_arrays
+from .optim import Evaluation, RunConfig, TrainResult, cross_entropy, named_arrays, run_training
 
 _Float = TypeVar("_Float", bound=np.floating)
 
@@ -49,7 +46,7 @@ IGNORE = -1
 """Target id of a position that has no target (the first ``offset`` positions); no loss there."""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class AttentionConfig(RunConfig):
     """A lookback run: the data and sizes, plus :class:`~gptembed.optim.RunConfig`'s schedule.
 
@@ -95,6 +92,7 @@ def make_lookback(
     seq_len: int,
     vocab_size: int,
     offset: int,
+    *,
     seed: int | np.random.Generator = 0,
 ) -> tuple[NDArray[np.intp], NDArray[np.intp]]:
     """Random ids and their targets: ``targets[:, t] = inputs[:, t - offset]``, else :data:`IGNORE`.
@@ -346,17 +344,27 @@ def forward(
     return result
 
 
-def _masked_loss(
-    logits: NDArray[np.float64], targets: ArrayLike
-) -> tuple[float, NDArray[np.float64]]:
-    """Cross-entropy over positions whose target is not :data:`IGNORE`, and its gradient."""
+def _scored(logits: NDArray[np.float64], targets: ArrayLike) -> NDArray[np.bool_]:
+    """Where ``targets`` (the ids' shape) is not :data:`IGNORE`: the positions that are scored.
+
+    Raises:
+        ValueError: targets of another shape, or no position to score.
+    """
     y = np.asarray(targets)
     if y.shape != logits.shape[:-1]:
         raise ValueError(f"targets must have the ids' shape {logits.shape[:-1]}, got {y.shape}")
     scored = y != IGNORE
     if not scored.any():
         raise ValueError(f"every target is IGNORE ({IGNORE}): there is nothing to score")
-    loss, dscored = cross_entropy(logits[scored], y[scored])
+    return scored
+
+
+def _masked_loss(
+    logits: NDArray[np.float64], targets: ArrayLike
+) -> tuple[float, NDArray[np.float64]]:
+    """Cross-entropy over positions whose target is not :data:`IGNORE`, and its gradient."""
+    scored = _scored(logits, targets)
+    loss, dscored = cross_entropy(logits[scored], np.asarray(targets)[scored])
     dlogits = np.zeros_like(logits)
     dlogits[scored] = dscored
     return loss, dlogits
@@ -369,7 +377,7 @@ def _flat(a: NDArray[_Float]) -> NDArray[_Float]:
 
 def loss_and_grads(
     model: AttentionModel, inputs: ArrayLike, targets: ArrayLike
-) -> tuple[float, dict[str, NDArray[np.float64]]]:
+) -> tuple[float, dict[str, NDArray[np.floating]]]:
     """Mean cross-entropy over the scored positions of ``(B, T)`` inputs, and every gradient.
 
     Targets equal to :data:`IGNORE` are not scored.
@@ -389,7 +397,7 @@ def _backward(
     ids: NDArray[np.intp],
     targets: ArrayLike,
     rotate_back: Callable[[NDArray[np.float64]], NDArray[np.float64]] | None = None,
-) -> tuple[float, dict[str, NDArray[np.float64]]]:
+) -> tuple[float, dict[str, NDArray[np.floating]]]:
     """The loss and gradients of :func:`loss_and_grads`, from the forward pass ``f`` of ``ids``.
 
     ``rotate_back`` serves a head whose queries and keys were rotated after their projections
@@ -410,39 +418,29 @@ def _backward(
     if rotate_back is not None:
         dq, dk = rotate_back(dq), rotate_back(dk)
     dx = dq @ model.w_query.T + dk @ model.w_key.T + dv @ model.w_value.T  # (B, T, D)
-    grad_token, grad_position = model.embedding.backward(dx, ids)
+    # the tables' gradients, keyed as parameters() keys the tables: (V, D) and (T, D)
+    grads = dict(zip(model.embedding.parameters(), model.embedding.backward(dx, ids), strict=True))
     x_t = _flat(f.x).T  # (D, B*T)
-    grads = {
-        "token_embeddings": grad_token,
-        "position_embeddings": grad_position,
-        "w_query": x_t @ _flat(dq),
-        "w_key": x_t @ _flat(dk),
-        "w_value": x_t @ _flat(dv),
-        "w_out": grad_out,
-        "b_out": grad_b,
-    }
+    grads.update(w_query=x_t @ _flat(dq), w_key=x_t @ _flat(dk), w_value=x_t @ _flat(dv))
+    grads.update(w_out=grad_out, b_out=grad_b)
     return loss, grads
 
 
-def train(config: AttentionConfig) -> TrainResult[AttentionModel, AttentionConfig]:
-    """Train an :class:`AttentionModel` with Adam on fresh batches of :func:`make_lookback`.
+def train(
+    config: AttentionConfig, model: AttentionModel | None = None
+) -> TrainResult[AttentionModel, AttentionConfig]:
+    """Teach an :class:`AttentionModel` to copy the id ``config.offset`` places back.
 
-    Deterministic: the same ``config`` gives the same losses and weights on the same machine.
-    With ``use_positions=False`` the position table stays at zero throughout.
+    Adam on a fresh batch of :func:`make_lookback` at every step, from a copy of ``model`` if
+    one is given: :func:`~gptembed.optim.run_training` runs it.
+
+    Raises:
+        TypeError, ValueError: ``config`` is not an :class:`AttentionConfig`; and as
+            :func:`~gptembed.optim.run_training` (a ``model`` of another type or other sizes).
     """
-    model = init_model(config)
-    initial = model.embedding.position_embeddings.copy()
-    data_rng = np.random.default_rng([config.seed, 2])
-    size, length, vocab = config.batch_size, config.seq_len, config.vocab_size
-    losses = fit(
-        model.parameters(),
-        lambda inputs, targets: loss_and_grads(model, inputs, targets),
-        lambda: make_lookback(size, length, vocab, config.offset, data_rng),
-        config.steps,
-        config.learning_rate,
-        frozen=() if config.use_positions else ("position_embeddings",),
-    )
-    return TrainResult(model, losses, initial, config)
+    config = check_type("config", config, AttentionConfig)
+    sizes = config.batch_size, config.seq_len, config.vocab_size, config.offset
+    return run_training(config, model, init_model, loss_and_grads, partial(make_lookback, *sizes))
 
 
 def evaluate(
@@ -452,17 +450,15 @@ def evaluate(
     start_pos: int = 0,
     *,
     scores: ArrayLike | None = None,
-) -> tuple[float, float]:
+) -> Evaluation:
     """Mean cross-entropy (nats) and accuracy of the argmax over the scored positions.
 
-    ``start_pos`` and ``scores`` are passed to :func:`forward`; no update.
+    ``start_pos`` and ``scores`` are passed to :func:`forward`; no update. Targets equal to
+    :data:`IGNORE` are not scored.
     """
     logits = forward(model, inputs, start_pos, scores=scores).logits
-    y = np.asarray(targets)
-    loss, _ = _masked_loss(logits, y)
-    scored = y != IGNORE
-    accuracy = float(np.mean(logits.argmax(axis=-1)[scored] == y[scored]))
-    return loss, accuracy
+    scored = _scored(logits, targets)
+    return Evaluation.of(logits[scored], np.asarray(targets)[scored])
 
 
 @dataclass
@@ -602,7 +598,7 @@ class KVCache:
         return self.keys.shape[1]
 
 
-def decode(
+def cached_forward(
     model: AttentionModel,
     token_ids: ArrayLike,
     cache: KVCache | None = None,

@@ -7,7 +7,7 @@ numpy arrays a reader can inspect and overwrite.
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Literal, overload
 
 import numpy as np
 from numpy.typing import ArrayLike, DTypeLike, NDArray
@@ -26,11 +26,9 @@ from .models import ParameterCounts, embedding_parameter_counts
 INIT_STD = 0.02
 """Standard deviation of both tables at initialisation, as in the section (and nanoGPT)."""
 
-# Bytes gathered and added per step of ``forward``: 256 rows of 768 float32 are 768 KiB, so the
-# block written by the gather is still in cache (L2 or L3) when the add reads it back. Measured
-# with benchmarks/bench_embedding.py at GPT-2 small sizes: 128 KiB to 2 MiB are within a few
-# percent of each other, 768 KiB was at or near the best for every batch and dtype, and smaller
-# blocks cost more Python steps (a step per block, whatever the batch size).
+# Bytes gathered and added per step of ``forward``: a block small enough to still be in cache
+# when the add reads it back, large enough that the Python steps cost little (benchmarks/README.md
+# says how 768 KiB was chosen).
 _BLOCK_BYTES = 768 * 1024
 
 
@@ -40,7 +38,7 @@ _DRAW_BLOCK_BYTES = 1 << 20
 
 
 def _draw_table(
-    rng: np.random.Generator, shape: tuple[int, int], dtype: np.dtype
+    rng: np.random.Generator, shape: tuple[int, int], *, dtype: np.dtype
 ) -> NDArray[np.floating]:
     """Draws of N(0, INIT_STD**2) in ``dtype``: ``shape`` is ``(rows, D)``.
 
@@ -65,25 +63,41 @@ def _draw_table(
     return table
 
 
+def _run(positions: NDArray[np.intp]) -> slice | None:
+    """``slice(p, p + T)`` when position ids ``(T,)`` shared by every sequence (or a batch of
+    one's ``(1, T)``) are ``p, p+1, ..., p+T-1``, as ``start_pos`` makes them; else None.
+
+    Those rows of a table are a slice of it, read and written without a gather or a scatter-add.
+    """
+    if positions.ndim == 2 and len(positions) > 1:  # a (B, T) batch's own ids: not checked
+        return None
+    row = positions.reshape(-1)  # (T,)
+    first = int(row[0])
+    if (row == np.arange(first, first + len(row))).all():
+        return slice(first, first + len(row))
+    return None
+
+
 def _gather_add(
     wte: NDArray[np.floating],
     ids: NDArray[np.intp],
     wpe: NDArray[np.floating],
-    positions: slice | NDArray[np.intp],
+    positions: NDArray[np.intp],
 ) -> NDArray[np.floating]:
     """``wte[ids] + wpe[positions]``, one cache-sized block at a time, into a new array.
 
     Args:
         wte, wpe: the ``(V, D)`` token and ``(L, D)`` position tables.
-        ids: checked ids ``(T,)`` or ``(B, T)``.
-        positions: a slice of ``T`` rows of ``wpe`` shared by every sequence, or checked
-            position ids of the ids' shape.
+        ids: checked ids, ``(T,)`` or ``(B, T)``.
+        positions: checked position ids: the ids' shape, or ``(T,)`` shared by every sequence.
 
     A block is whole sequences when they fit (many short sequences: ``(8192, 1)`` takes 32
-    steps, not 8192), else part of one sequence. The token rows are gathered straight into the
-    output (``mode="clip"`` lets ``np.take`` write into ``out`` unbuffered; the ids are checked,
-    so nothing clips) and the position rows added while the block is still in cache, so nothing
-    full-size is allocated but the output.
+    steps, not 8192), else part of one. The token rows are gathered straight into the output
+    (``mode="clip"`` lets ``np.take`` write into ``out`` unbuffered; the ids are checked, so
+    nothing clips) and the position rows added while the block is still in cache, so nothing
+    full-size is allocated but the output. Position rows are gathered into one block of scratch,
+    except where every sequence reads the same consecutive rows (:func:`_run`): those are a slice
+    of ``wpe``, added as they are.
     """
     dim = wte.shape[1]
     out = np.empty((*ids.shape, dim), dtype=wte.dtype)  # (..., T, D)
@@ -95,50 +109,70 @@ def _gather_add(
     block = max(1, _BLOCK_BYTES // (dim * out.itemsize))  # rows per block
     n_seqs = max(1, block // seq_len)  # whole sequences per block when they fit ...
     width = min(seq_len, block)  # ... else part of one
-    if isinstance(positions, slice):
-        shared = wpe[positions]  # (T, D) view
-    else:
-        positions = positions.reshape(-1, seq_len)  # (B, T)
+    run = _run(positions)  # the rows every sequence reads, if they are one slice of wpe
+    if run is None:
+        positions = np.broadcast_to(positions, out.shape[:-1]).reshape(-1, seq_len)  # (B, T)
         scratch = np.empty(n_seqs * width * dim, dtype=out.dtype)  # one block's position rows
     for b in range(0, len(rows), n_seqs):
         for t in range(0, seq_len, width):
             dst = rows[b : b + n_seqs, t : t + width]  # (n, w, D), contiguous
             np.take(wte, ids[b : b + n_seqs, t : t + width], axis=0, out=dst, mode="clip")
-            if isinstance(positions, slice):
-                dst += shared[t : t + width]  # broadcast over the block's sequences
-            else:
+            if run is None:
                 pos_rows = scratch[: dst.size].reshape(dst.shape)
                 pos_idx = positions[b : b + n_seqs, t : t + width]
                 np.take(wpe, pos_idx, axis=0, out=pos_rows, mode="clip")
                 dst += pos_rows
+            else:  # the same rows for every sequence: a view of wpe, broadcast
+                dst += wpe[run][t : t + width]
     return out
 
 
-def _check_table(
-    name: str, table: ArrayLike, other_name: str, other: NDArray[np.floating] | None
-) -> NDArray[np.floating]:
-    """``table`` as an array (no copy) if it can be the layer's table ``name`` beside ``other``.
+class _Table:
+    """A table of :class:`GPTStyleEmbedding`, checked whenever it is set (then used as it is).
 
-    Raises:
-        ValueError: not a non-empty 2-D array, or not as wide as ``other``.
-        TypeError: not floating point, or not of ``other``'s dtype.
+    A table must be a non-empty 2-D floating array; once the other table is set, it must also
+    match that one's width and dtype (its number of rows is free).
     """
-    array = np.asarray(table)
-    if array.ndim != 2 or 0 in array.shape:
-        raise ValueError(f"{name} must be a non-empty 2-D array, got shape {array.shape}")
-    if array.dtype.kind != "f":
-        raise TypeError(f"{name} must be floating point, got dtype {array.dtype}")
-    if other is not None and array.shape[1] != other.shape[1]:
-        raise ValueError(
-            f"{name} must be {other.shape[1]} wide, as {other_name} is, got shape {array.shape}: "
-            "GPTStyleEmbedding.from_tables replaces both tables at once"
-        )
-    if other is not None and array.dtype != other.dtype:
-        raise TypeError(
-            f"{name} must have {other_name}' dtype {other.dtype}, got {array.dtype}: "
-            "GPTStyleEmbedding.from_tables replaces both tables at once"
-        )
-    return array
+
+    def __init__(self, other: str) -> None:
+        self.other = other  # the name of the other table
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.name = name
+
+    @overload
+    def __get__(self, layer: None, owner: type) -> _Table: ...
+
+    @overload
+    def __get__(self, layer: object, owner: type | None = None) -> NDArray[np.floating]: ...
+
+    def __get__(self, layer: object, owner: type | None = None) -> _Table | NDArray[np.floating]:
+        return self if layer is None else vars(layer)[self.name]
+
+    def __set__(self, layer: object, table: ArrayLike) -> None:
+        """Set the table to ``table`` as an array (no copy).
+
+        Raises:
+            ValueError: not a non-empty 2-D array, or not as wide as the other table.
+            TypeError: not floating point, or not of the other table's dtype.
+        """
+        array = np.asarray(table)
+        name, other_name, other = self.name, self.other, vars(layer).get(self.other)
+        if array.ndim != 2 or 0 in array.shape:
+            raise ValueError(f"{name} must be a non-empty 2-D array, got shape {array.shape}")
+        if array.dtype.kind != "f":
+            raise TypeError(f"{name} must be floating point, got dtype {array.dtype}")
+        if other is not None and array.shape[1] != other.shape[1]:
+            raise ValueError(
+                f"{name} must be {other.shape[1]} wide, as {other_name} is, got shape "
+                f"{array.shape}: GPTStyleEmbedding.from_tables replaces both tables at once"
+            )
+        if other is not None and array.dtype != other.dtype:
+            raise TypeError(
+                f"{name} must have {other_name}' dtype {other.dtype}, got {array.dtype}: "
+                "GPTStyleEmbedding.from_tables replaces both tables at once"
+            )
+        vars(layer)[name] = array
 
 
 class GPTStyleEmbedding:
@@ -170,6 +204,7 @@ class GPTStyleEmbedding:
         vocab_size: int,
         max_seq_len: int,
         embed_dim: int,
+        *,
         seed: int | None = None,
         dtype: DTypeLike = np.float32,
     ) -> None:
@@ -178,26 +213,11 @@ class GPTStyleEmbedding:
         embed_dim = check_int("embed_dim", embed_dim)
         resolved = check_float_dtype(dtype)
         rng = np.random.default_rng(check_seed(seed))
-        self._token = _draw_table(rng, (vocab_size, embed_dim), resolved)
-        self._position = _draw_table(rng, (max_seq_len, embed_dim), resolved)
+        self.token_embeddings = _draw_table(rng, (vocab_size, embed_dim), dtype=resolved)
+        self.position_embeddings = _draw_table(rng, (max_seq_len, embed_dim), dtype=resolved)
 
-    @property
-    def token_embeddings(self) -> NDArray[np.floating]:
-        """The ``(V, D)`` token table."""
-        return self._token
-
-    @token_embeddings.setter
-    def token_embeddings(self, table: ArrayLike) -> None:
-        self._token = _check_table("token_embeddings", table, "position_embeddings", self._position)
-
-    @property
-    def position_embeddings(self) -> NDArray[np.floating]:
-        """The ``(L, D)`` position table."""
-        return self._position
-
-    @position_embeddings.setter
-    def position_embeddings(self, table: ArrayLike) -> None:
-        self._position = _check_table("position_embeddings", table, "token_embeddings", self._token)
+    token_embeddings = _Table(other="position_embeddings")  # (V, D)
+    position_embeddings = _Table(other="token_embeddings")  # (L, D)
 
     @classmethod
     def from_tables(
@@ -210,10 +230,8 @@ class GPTStyleEmbedding:
             TypeError: a table is not floating point, or the dtypes differ.
         """
         layer = cls.__new__(cls)
-        layer._token = _check_table("token_embeddings", token_embeddings, "", None)
-        layer._position = _check_table(
-            "position_embeddings", position_embeddings, "token_embeddings", layer._token
-        )
+        layer.token_embeddings = token_embeddings
+        layer.position_embeddings = position_embeddings
         return layer
 
     @property
@@ -267,9 +285,10 @@ class GPTStyleEmbedding:
 
     def _checked(
         self, token_ids: ArrayLike, start_pos: int, position_ids: ArrayLike | None
-    ) -> tuple[NDArray[np.intp], slice | NDArray[np.intp]]:
-        """The checked ids ``(T,)``/``(B, T)`` and their positions: a slice of the table's rows,
-        or ``intp`` position ids of the ids' shape (broadcast from ``(T,)`` if shared)."""
+    ) -> tuple[NDArray[np.intp], NDArray[np.intp]]:
+        """The checked ids ``(T,)``/``(B, T)`` and their ``intp`` position ids: ``(T,)``, shared by
+        every sequence (``start_pos .. start_pos + T - 1``, or ``position_ids`` of that shape), or
+        the ids' shape."""
         ids = check_integer_array("token_ids", token_ids, self.vocab_size)
         if ids.ndim not in (1, 2):
             raise ValueError(
@@ -287,7 +306,8 @@ class GPTStyleEmbedding:
                     f"sequence length {seq_len} at start_pos {start_pos} exceeds max_seq_len "
                     f"{length}: positions must lie in [0, {length})"
                 )
-            return ids.astype(np.intp, copy=False), slice(start_pos, start_pos + seq_len)
+            positions = np.arange(start_pos, start_pos + seq_len, dtype=np.intp)  # (T,)
+            return ids.astype(np.intp, copy=False), positions
         if start_pos != 0:
             raise ValueError(
                 f"pass start_pos or position_ids, not both: got start_pos {start_pos} "
@@ -300,8 +320,7 @@ class GPTStyleEmbedding:
                 f"got {pos.shape}"
             )
         check_in_range("position id", pos, length, "positions")
-        shared = np.broadcast_to(pos.astype(np.intp, copy=False), ids.shape)
-        return ids.astype(np.intp, copy=False), shared
+        return ids.astype(np.intp, copy=False), pos.astype(np.intp, copy=False)
 
     def forward(
         self, token_ids: ArrayLike, start_pos: int = 0, *, position_ids: ArrayLike | None = None
@@ -325,8 +344,7 @@ class GPTStyleEmbedding:
         ids, positions = self._checked(token_ids, start_pos, position_ids)  # (..., T) each
         wte, wpe = self.token_embeddings, self.position_embeddings  # (V, D), (L, D)
         # x = wte[ids] + wpe[positions], gathered and added one cache-sized block at a time
-        x = _gather_add(wte, ids, wpe, positions)  # (..., T, D)
-        return x
+        return _gather_add(wte, ids, wpe, positions)  # (..., T, D)
 
     __call__ = forward
 
@@ -362,7 +380,7 @@ class GPTStyleEmbedding:
         # Sums run in float32 at least: in float16, 2,048 + 1 rounds back to 2,048, so 4,096
         # gradients of 1 would sum to 2,048. The results are cast to the tables' dtype at the end.
         total = np.promote_types(self.dtype, np.float32)
-        grad = as_real_array("grad_output", grad_output, total)
+        grad = as_real_array("grad_output", grad_output, dtype=total)
         if grad.shape != (*ids.shape, self.embed_dim):
             raise ValueError(
                 f"grad_output must have the output's shape {(*ids.shape, self.embed_dim)}, "
@@ -376,10 +394,11 @@ class GPTStyleEmbedding:
             rows = grad.reshape(-1, self.embed_dim)  # (B*T, D)
             # Scatter-add: a repeated index sums its rows (np.add.at, unlike +=, keeps repeats).
             np.add.at(grad_token, ids.reshape(-1), rows)
-            if isinstance(positions, slice):  # one position per column: sum the batch first
-                grad_position[positions] = grad.reshape(-1, ids.shape[-1], self.embed_dim).sum(0)
-            else:
-                np.add.at(grad_position, positions.reshape(-1), rows)
+            run = _run(positions)
+            if run is None:
+                np.add.at(grad_position, np.broadcast_to(positions, ids.shape).reshape(-1), rows)
+            else:  # every sequence at the rows `run`: sum the batch, then write them as a slice
+                grad_position[run] = grad.reshape(-1, ids.shape[-1], self.embed_dim).sum(0)
         return grad_token.astype(self.dtype, copy=False), grad_position.astype(
             self.dtype, copy=False
         )
@@ -388,6 +407,7 @@ class GPTStyleEmbedding:
         self,
         max_seq_len: int,
         method: Literal["fresh", "interpolate", "tile"] = "fresh",
+        *,
         seed: int | None = None,
     ) -> GPTStyleEmbedding:
         """A new layer with a longer position table; the token table is shared, not copied.
@@ -419,7 +439,7 @@ class GPTStyleEmbedding:
         old = self.position_embeddings
         if method == "fresh":
             rng = np.random.default_rng(stream)
-            extra = _draw_table(rng, (new_len - len(old), self.embed_dim), self.dtype)
+            extra = _draw_table(rng, (new_len - len(old), self.embed_dim), dtype=self.dtype)
             table = np.concatenate([old, extra])
         elif method == "interpolate":
             where = np.linspace(0.0, len(old) - 1, new_len)  # (L',) fractional old positions

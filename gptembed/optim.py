@@ -1,10 +1,10 @@
-"""Learning machinery shared by the book's models: cross-entropy, Adam and the training loop."""
+"""Learning machinery shared by the book's models: cross-entropy, evaluation, Adam, training."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field, fields
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, NamedTuple, Protocol, TypeVar
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -16,7 +16,9 @@ from ._checks import (
     check_in_range,
     check_int,
     check_integer_array,
+    check_type,
 )
+from .embedding import GPTStyleEmbedding
 
 
 def cross_entropy(logits: ArrayLike, targets: ArrayLike) -> tuple[float, NDArray[np.float64]]:
@@ -57,6 +59,29 @@ def cross_entropy(logits: ArrayLike, targets: ArrayLike) -> tuple[float, NDArray
     n = flat.size
     probs /= n
     return float(-picked.sum() / n), probs.reshape(z.shape)
+
+
+class Evaluation(NamedTuple):
+    """What a toy model's ``evaluate`` returns: how it does on held-out ids, with no update.
+
+    Attributes:
+        loss: mean cross-entropy (nats) over the scored positions.
+        accuracy: the fraction of scored positions whose largest logit is the target's.
+    """
+
+    loss: float
+    accuracy: float
+
+    @classmethod
+    def of(cls, logits: ArrayLike, targets: ArrayLike) -> Evaluation:
+        """The evaluation of ``(..., V)`` logits against ``(...)`` target ids.
+
+        Raises:
+            TypeError, ValueError: as :func:`cross_entropy`.
+        """
+        loss, _ = cross_entropy(logits, targets)  # checks both
+        right = np.asarray(logits).argmax(axis=-1) == np.asarray(targets)
+        return cls(loss, float(right.mean()))
 
 
 @dataclass
@@ -113,7 +138,7 @@ class Adam:
                     f"parameter {name!r} must be a floating numpy array (it is updated in "
                     f"place), got {type(param).__name__} of dtype {np.asarray(param).dtype}"
                 )
-            g = as_real_array(f"gradient {name!r}", grad, None)
+            g = as_real_array(f"gradient {name!r}", grad, dtype=None)
             shape = self.m[name].shape if name in self.m else param.shape
             if g.shape != param.shape or shape != param.shape:
                 raise ValueError(
@@ -132,7 +157,7 @@ class Adam:
             params[name] -= self.learning_rate * m_hat / (np.sqrt(v_hat) + self.eps)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class RunConfig:
     """What every toy model's training run shares; equal configs give bit-identical runs.
 
@@ -178,8 +203,17 @@ def named_arrays(model: Any) -> dict[str, NDArray[np.floating]]:
     return arrays
 
 
-Model = TypeVar("Model")
-Config = TypeVar("Config")
+class ToyModel(Protocol):
+    """What the training loop needs of a model: its embedding layer and its arrays by name."""
+
+    @property
+    def embedding(self) -> GPTStyleEmbedding: ...
+
+    def parameters(self) -> dict[str, NDArray[np.floating]]: ...
+
+
+Model = TypeVar("Model", bound=ToyModel)
+Config = TypeVar("Config", bound=RunConfig)
 
 
 @dataclass
@@ -257,3 +291,69 @@ def fit(
         if after_step is not None:
             after_step(step + 1)
     return losses
+
+
+def _start_from(fresh: Model, model: Model | None) -> Model:
+    """``fresh``, holding a copy of ``model``'s values if one is given.
+
+    Raises:
+        TypeError: ``model`` is not of ``fresh``'s type.
+        ValueError: an array of ``model`` does not have the shape of ``fresh``'s.
+    """
+    if model is None:
+        return fresh
+    given = check_type("model", model, type(fresh)).parameters()
+    arrays = fresh.parameters()
+    wrong = [
+        f"{name} {given[name].shape} (the config's: {array.shape})"
+        for name, array in arrays.items()
+        if given[name].shape != array.shape
+    ]
+    if wrong:
+        raise ValueError(f"model's arrays do not have the config's sizes: {', '.join(wrong)}")
+    for name, array in arrays.items():
+        array[...] = given[name]
+    return fresh
+
+
+def run_training(
+    config: Config,
+    model: Model | None,
+    init_model: Callable[[Config], Model],
+    loss_and_grads: Callable[[Model, NDArray[np.intp], NDArray[np.intp]], tuple[float, dict]],
+    draw_batch: Callable[..., Batch],
+) -> TrainResult[Model, Config]:
+    """Train a toy model as ``config`` says: what every toy model's ``train`` does.
+
+    Args:
+        config: the run: ``steps`` steps of :func:`fit` at ``learning_rate``; with
+            ``use_positions=False`` the position table is not updated (all zeros for a fresh
+            model).
+        model: where training starts; None for ``init_model(config)``. A given model is copied
+            first (into a fresh model of the config), so it is left as it was and so are tables
+            it shares with other layers; training continues from its values with a fresh Adam.
+            Starting from ``init_model(config)`` gives the same run as None, bit for bit.
+        init_model: makes the fresh model of a config.
+        loss_and_grads: ``(model, inputs, targets) -> (loss, grads)``.
+        draw_batch: ``draw_batch(seed=rng)`` draws a batch; ``rng`` is seeded by
+            ``config.seed``, a stream of its own, apart from the weights'.
+
+    Deterministic: the same config and start give the same losses and weights on the same
+    machine.
+
+    Raises:
+        TypeError: ``model`` is not of the type ``init_model`` makes.
+        ValueError: an array of ``model`` does not have the shape the config gives.
+    """
+    model = _start_from(init_model(config), model)
+    initial = model.embedding.position_embeddings.copy()
+    batches = np.random.default_rng([config.seed, 2])
+    losses = fit(
+        model.parameters(),
+        lambda inputs, targets: loss_and_grads(model, inputs, targets),
+        lambda: draw_batch(seed=batches),
+        config.steps,
+        config.learning_rate,
+        frozen=() if config.use_positions else ("position_embeddings",),
+    )
+    return TrainResult(model, losses, initial, config)

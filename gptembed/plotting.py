@@ -1,12 +1,12 @@
 """Every figure of the book, drawn with matplotlib (the only module that imports it).
 
-One idiom: every ``plot_*`` function takes ``ax=None`` (or ``axes=None``) and returns the
-:class:`~matplotlib.figure.Figure` it drew on, so a chapter shows a figure by making the call the
-last expression of its cell. Figures are made with ``Figure(...)`` and ``fig.subplots(...)``, not
-pyplot: pyplot's inline backend would show every figure it made at the end of the cell too, so a
-returned figure would appear twice. Sizes are the ``*_FIGSIZE`` constants below; backgrounds are
-opaque white (legible in the book's dark theme too); colours are the Okabe-Ito colour-blind-safe
-palette; nothing here calls ``show()``.
+One idiom: every ``plot_*`` function takes a keyword-only ``ax=None`` (or ``axes=None``) and
+returns the :class:`~matplotlib.figure.Figure` it drew on, so a chapter shows a figure by making
+the call the last expression of its cell. Figures are made with ``Figure(...)`` and
+``fig.subplots(...)``, not pyplot: pyplot's inline backend would show every figure it made at the
+end of the cell too, so a returned figure would appear twice. Sizes are the ``*_FIGSIZE``
+constants below; backgrounds are opaque white (legible in the book's dark theme too); colours are
+the Okabe-Ito colour-blind-safe palette; nothing here calls ``show()``.
 """
 
 from __future__ import annotations
@@ -133,21 +133,23 @@ def new_figure(
     return fig, fig.subplots(nrows, ncols)
 
 
-def root_figure(ax: Axes) -> Figure:
+def _root_figure(ax: Axes) -> Figure:
     """The top-level figure ``ax`` is drawn on (through any subfigure)."""
     return cast(Figure, ax.figure.figure)  # a SubFigure's .figure is its root; a Figure's, itself
 
 
-def figure_and_axes(ax: Axes | None, figsize: tuple[float, float] = FIGSIZE) -> tuple[Figure, Axes]:
+def figure_and_axes(
+    figsize: tuple[float, float] = FIGSIZE, *, ax: Axes | None
+) -> tuple[Figure, Axes]:
     """``ax`` and its figure, or a new one-panel :func:`new_figure` of ``figsize``."""
     if ax is None:
         fig, new_ax = new_figure(figsize)
         return fig, cast(Axes, new_ax)
-    return root_figure(ax), ax
+    return _root_figure(ax), ax
 
 
 def figure_and_panels(
-    axes: Sequence[Axes] | None, n_panels: int, figsize: tuple[float, float]
+    n_panels: int, figsize: tuple[float, float], *, axes: Sequence[Axes] | None
 ) -> tuple[Figure, list[Axes]]:
     """``axes`` (exactly ``n_panels`` of them) and their figure, or a new one-row figure.
 
@@ -160,7 +162,7 @@ def figure_and_panels(
     panels = list(axes)
     if len(panels) != n_panels:
         raise ValueError(f"axes must hold {n_panels} axes, got {len(panels)}")
-    return root_figure(panels[0]), panels
+    return _root_figure(panels[0]), panels
 
 
 def series_styles(n_series: int, styles: Sequence[Any]) -> list[tuple[str, Any]]:
@@ -247,7 +249,7 @@ def plot_embedding_addition(
     for row in highlight_rows:
         if not 0 <= row < n_rows:
             raise ValueError(f"highlight row {row} is out of range: rows are 0..{n_rows - 1}")
-    fig, panels = figure_and_panels(axes, 3, ADDITION_FIGSIZE)
+    fig, panels = figure_and_panels(3, ADDITION_FIGSIZE, axes=axes)
     limit = _centred_limit((tok, pos, total))
     norm = Normalize(vmin=-limit, vmax=limit)
     titles = ("token rows $W_{tok}[id_t]$", "+ position rows $W_{pos}[t]$", "= sum $x_t$")
@@ -293,7 +295,7 @@ def plot_parameter_asymmetry(
     """
     if not models:
         raise ValueError("models must name at least one model, got none")
-    fig, ax = figure_and_axes(ax, ASYMMETRY_FIGSIZE)
+    fig, ax = figure_and_axes(ASYMMETRY_FIGSIZE, ax=ax)
     names = list(models)
     rows = np.arange(len(names))[::-1]  # first model at the top
     whole = np.array([transformer_parameter_count(models[n]) for n in names], dtype=float)
@@ -355,7 +357,7 @@ def plot_attention_memory(
     lengths = np.array(sorted(seq_lens))
     if lengths.size < 2:
         raise ValueError(f"seq_lens must hold at least two lengths, got {lengths.size}")
-    fig, ax = figure_and_axes(ax, MEMORY_FIGSIZE)
+    fig, ax = figure_and_axes(MEMORY_FIGSIZE, ax=ax)
     gib = 2**30
     lines = [
         (f"all {n_layers} layers ({n_heads} heads each)", n_heads, n_layers, PALETTE["vermillion"]),
@@ -448,7 +450,7 @@ def plot_loss_curves(
     """
     _check_series("curves", curves)
     styles = series_styles(len(curves), LINE_DASHES)
-    fig, ax = figure_and_axes(ax, FIGSIZE)
+    fig, ax = figure_and_axes(FIGSIZE, ax=ax)
     for (label, losses), (colour, style) in zip(curves.items(), styles, strict=True):
         values = np.asarray(losses, dtype=float)
         steps = np.arange(1, len(values) + 1)
@@ -500,7 +502,7 @@ def plot_position_similarity(
         period = check_int("period", period)
     width, height = SIMILARITY_PANEL_SIZE
     figsize = (width * len(tables) + COLORBAR_WIDTH, height)
-    fig, panels = figure_and_panels(axes, len(tables), figsize)
+    fig, panels = figure_and_panels(len(tables), figsize, axes=axes)
     for ax, (title, table) in zip(panels, tables.items(), strict=True):
         sims = cosine_similarity_matrix(table)
         length = len(sims)
@@ -563,7 +565,7 @@ def plot_score_terms(
                 "key given no weight) has a meaning there"
             )
     hidden = {title: future | np.isneginf(array) for title, array in arrays.items()}
-    fig, panels = figure_and_panels(axes, len(arrays), (2.6 * len(arrays) + 1.2, 3.2))
+    fig, panels = figure_and_panels(len(arrays), (2.6 * len(arrays) + 1.2, 3.2), axes=axes)
     limit = _centred_limit([array[~hidden[title]] for title, array in arrays.items()])
     norm = Normalize(-limit, limit)
     for ax, (title, array) in zip(panels, arrays.items(), strict=True):
@@ -614,7 +616,7 @@ def plot_similarity_by_lag(
         ValueError: no profiles, or more than :func:`series_styles` can tell apart.
     """
     _check_series("profiles", profiles)
-    fig, ax = figure_and_axes(ax)
+    fig, ax = figure_and_axes(ax=ax)
     values = {label: np.asarray(profile, dtype=float) for label, profile in profiles.items()}
     _lines_by_lag(ax, values, 1, marks, "lag: distance between the two rows (positions)")
     ax.set_ylim(-1.05, 1.05)
@@ -644,7 +646,7 @@ def plot_score_terms_by_lag(
     """
     _check_series("terms", terms)
     profiles = {title: mean_by_lag(term) for title, term in terms.items()}
-    fig, ax = figure_and_axes(ax)
+    fig, ax = figure_and_axes(ax=ax)
     _lines_by_lag(ax, profiles, 0, marks, "lag i - j: how far back the key sits (positions)")
     ax.set_ylabel("mean score")
     ax.legend(loc="best", fontsize=8)
@@ -678,7 +680,7 @@ def plot_loss_by(
     """
     _check_series("curves", curves)
     styles = series_styles(len(curves), LINE_MARKERS)
-    fig, ax = figure_and_axes(ax)
+    fig, ax = figure_and_axes(ax=ax)
     xs = np.asarray(x, dtype=float)
     for (label, losses), (colour, marker) in zip(curves.items(), styles, strict=True):
         values = np.asarray(losses, dtype=float)
@@ -734,7 +736,7 @@ def plot_loss_by_position(
         raise ValueError("panels must hold at least one task")
     if not floor > 0:
         raise ValueError(f"floor must be > 0 (the y axis is logarithmic), got {floor}")
-    fig, grid = figure_and_panels(axes, len(panels), EXTRAPOLATION_FIGSIZE)
+    fig, grid = figure_and_panels(len(panels), EXTRAPOLATION_FIGSIZE, axes=axes)
     labels = list(dict.fromkeys(label for curves in panels.values() for label in curves))
     style = dict(zip(labels, series_styles(len(labels), LINE_MARKERS), strict=True))
     for ax, (title, curves) in zip(grid, panels.items(), strict=True):
@@ -804,7 +806,7 @@ def plot_context_costs(
     lengths = sorted(check_int("seq_lens", n) for n in seq_lens)
     if len(lengths) < 2:
         raise ValueError(f"seq_lens must hold at least two lengths, got {len(lengths)}")
-    fig, ax = figure_and_axes(ax, MEMORY_FIGSIZE)
+    fig, ax = figure_and_axes(MEMORY_FIGSIZE, ax=ax)
     heads, layers, width = config.n_heads, config.n_layers, config.embed_dim
     weights = transformer_parameter_count(config) * size
     lines = [  # in the order they end at the right, top first, as the legend lists them
@@ -897,7 +899,7 @@ def plot_training_curve(
             f"held_out_steps and held_out_losses must have one shape, got {steps_done.shape} "
             f"and {held.shape}"
         )
-    fig, ax = figure_and_axes(ax, FIGSIZE)
+    fig, ax = figure_and_axes(FIGSIZE, ax=ax)
     train = np.asarray(losses, dtype=float)
     ax.plot(
         np.arange(1, len(train) + 1), train, color=PALETTE["sky"], lw=0.8, label="training batch"
@@ -950,7 +952,7 @@ def plot_principal_components(
             f"n_components must be in [1, {scores.shape[1]}] and the table needs at least 2 "
             f"components, got n_components {n_components} of {scores.shape[1]}"
         )
-    fig, (left, right) = figure_and_panels(axes, 2, PCA_FIGSIZE)
+    fig, (left, right) = figure_and_panels(2, PCA_FIGSIZE, axes=axes)
     positions = np.arange(len(scores))
     for k, (colour, dashes) in enumerate(series_styles(n_components, LINE_DASHES)):
         left.plot(
@@ -998,7 +1000,7 @@ def plot_attention_by_lag(weights: Mapping[str, ArrayLike], *, ax: Axes | None =
     if not rows or len(shapes) != 1 or any(r.ndim != 1 for r in rows.values()):
         raise ValueError(f"weights must hold (n_lags,) rows of one length, got {sorted(shapes)}")
     grid = np.stack(list(rows.values()))  # (heads, n_lags)
-    fig, ax = figure_and_axes(ax, (FIGSIZE[0], 1.2 + 0.35 * len(rows)))
+    fig, ax = figure_and_axes((FIGSIZE[0], 1.2 + 0.35 * len(rows)), ax=ax)
     image = ax.imshow(grid, cmap="viridis", vmin=0.0, aspect="auto", interpolation="nearest")
     ax.set_yticks(range(len(rows)), list(rows))
     ax.set_xticks(range(0, grid.shape[1], 2))

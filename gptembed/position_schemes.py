@@ -132,6 +132,15 @@ class SchemeModel:
         return self.config.scheme
 
     @property
+    def embedding(self) -> GPTStyleEmbedding:
+        """The attention model's embedding layer (the training loop's view of any toy model)."""
+        return self.attention.embedding
+
+    def parameters(self) -> dict[str, NDArray[np.floating]]:
+        """The attention model's arrays by name, not copies."""
+        return self.attention.parameters()
+
+    @property
     def max_seq_len(self) -> int:
         """The longest sequence the model runs as it is (:func:`at_length` makes it longer)."""
         return self.attention.embedding.max_seq_len
@@ -227,7 +236,7 @@ def forward(model: SchemeModel, token_ids: ArrayLike, window: int | None = None)
 
 def loss_and_grads(
     model: SchemeModel, inputs: ArrayLike, targets: ArrayLike
-) -> tuple[float, dict[str, NDArray[np.float64]]]:
+) -> tuple[float, dict[str, NDArray[np.floating]]]:
     """Mean cross-entropy over the scored positions of ``(B, T)`` inputs, and every gradient.
 
     Returns:
@@ -249,11 +258,11 @@ def loss_and_grads(
 
 
 def make_batch(
-    config: SchemeConfig, n_sequences: int, seq_len: int, seed: int | np.random.Generator = 0
+    config: SchemeConfig, n_sequences: int, seq_len: int, *, seed: int | np.random.Generator = 0
 ) -> Batch:
     """``(inputs, targets)`` of ``config.task``, each ``(B, T)``; :data:`IGNORE` marks no target."""
     if config.task == "lookback":
-        return make_lookback(n_sequences, seq_len, config.vocab_size, config.offset, seed)
+        return make_lookback(n_sequences, seq_len, config.vocab_size, config.offset, seed=seed)
     return make_latest_marker(
         n_sequences,
         seq_len,
@@ -286,7 +295,7 @@ def train(config: SchemeConfig) -> TrainResult[SchemeModel, SchemeConfig]:
     losses = fit(
         model.attention.parameters(),
         step,
-        lambda: make_batch(config, config.batch_size, config.seq_len, data_rng),
+        lambda: make_batch(config, config.batch_size, config.seq_len, seed=data_rng),
         config.steps,
         config.learning_rate,
         frozen=("position_embeddings",) if config.scheme == "sinusoidal" else (),
@@ -295,7 +304,7 @@ def train(config: SchemeConfig) -> TrainResult[SchemeModel, SchemeConfig]:
 
 
 def at_length(
-    model: SchemeModel, seq_len: int, method: Extension | None = None, seed: int | None = None
+    model: SchemeModel, seq_len: int, method: Extension | None = None, *, seed: int | None = None
 ) -> SchemeModel:
     """The trained model able to run sequences of up to ``seq_len``; its weights are shared.
 

@@ -63,7 +63,7 @@ def position_ids_from_mask(attention_mask: ArrayLike) -> NDArray[np.intp]:
 
 
 def sinusoidal_table(
-    max_seq_len: int, embed_dim: int, base: float = 10000.0, dtype: DTypeLike = np.float64
+    max_seq_len: int, embed_dim: int, base: float = 10000.0, *, dtype: DTypeLike = np.float64
 ) -> NDArray[np.floating]:
     """The fixed ``(L, D)`` position table of Vaswani et al. 2017, "Attention Is All You Need".
 

@@ -8,26 +8,23 @@ next-character logits::
 
 There is no attention, so each prediction sees one token and one position row. Training the same
 model with the position table frozen at zero measures what the table contributes.
-
-The products use ``np.einsum`` rather than ``@``: these matrices are tiny, and einsum never hands
-them to a multi-threaded BLAS, so a run takes the same time on a busy machine and gives the same
-bits whatever the thread count.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import partial
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from ._checks import check_bool, check_int, check_type
 from .embedding import INIT_STD, GPTStyleEmbedding
-from .optim import RunConfig, TrainResult, cross_entropy, fit, named_arrays
+from .optim import Evaluation, RunConfig, TrainResult, cross_entropy, named_arrays, run_training
 from .records import VOCAB_SIZE, check_record_format, make_records
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class TrainConfig(RunConfig):
     """A read-out run: the data and sizes, plus :class:`~gptembed.optim.RunConfig`'s schedule.
 
@@ -71,7 +68,7 @@ class ReadoutModel:
 
     def readout(self, x: NDArray[np.floating]) -> NDArray[np.float64]:
         """Logits ``(..., V)`` of embedded inputs ``(..., D)``: ``x @ weight + bias``."""
-        return np.einsum("...d,dv->...v", x, self.weight) + self.bias
+        return x @ self.weight + self.bias
 
     def logits(self, inputs: ArrayLike) -> NDArray[np.float64]:
         """Next-character logits ``(B, T, V)`` for ids ``(B, T)`` (or ``(T, V)`` for ``(T,)``)."""
@@ -100,7 +97,7 @@ def init_model(config: TrainConfig) -> ReadoutModel:
 
 def loss_and_grads(
     model: ReadoutModel, inputs: ArrayLike, targets: ArrayLike
-) -> tuple[float, dict[str, NDArray[np.float64]]]:
+) -> tuple[float, dict[str, NDArray[np.floating]]]:
     """Mean cross-entropy of the model on ``(B, T)`` inputs and targets, and every gradient.
 
     Returns:
@@ -111,35 +108,23 @@ def loss_and_grads(
     logits = model.readout(x)  # (B, T, V)
     loss, dlogits = cross_entropy(logits, targets)  # dlogits: (B, T, V)
     dim = model.weight.shape[0]
-    grad_weight = np.einsum("nd,nv->dv", x.reshape(-1, dim), dlogits.reshape(-1, VOCAB_SIZE))
+    grad_weight = x.reshape(-1, dim).T @ dlogits.reshape(-1, VOCAB_SIZE)  # (D, V)
     grad_bias = dlogits.reshape(-1, VOCAB_SIZE).sum(axis=0)  # (V,)
-    dx = np.einsum("...v,dv->...d", dlogits, model.weight)  # (B, T, D)
-    grad_token, grad_position = model.embedding.backward(dx, ids)  # (V, D), (T, D)
-    grads = {
-        "token_embeddings": grad_token,
-        "position_embeddings": grad_position,
-        "weight": grad_weight,
-        "bias": grad_bias,
-    }
+    dx = dlogits @ model.weight.T  # (B, T, D)
+    # the tables' gradients, keyed as parameters() keys the tables: (V, D) and (T, D)
+    grads = dict(zip(model.embedding.parameters(), model.embedding.backward(dx, ids), strict=True))
+    grads.update(weight=grad_weight, bias=grad_bias)
     return loss, grads
 
 
 def train(
     config: TrainConfig, model: ReadoutModel | None = None
 ) -> TrainResult[ReadoutModel, TrainConfig]:
-    """Train a :class:`ReadoutModel` with Adam on fresh batches of records.
+    """Train a :class:`ReadoutModel` on record streams, a fresh batch of :func:`make_records`
+    at every step, with Adam.
 
-    Args:
-        config: the run; its ``seq_len`` and ``embed_dim`` must match ``model``'s tables.
-        model: where training starts; by default :func:`init_model` of ``config``. A given model
-            is copied first, so it is left as it was (tables shared with other layers stay
-            intact); training continues from its values with a fresh Adam, on the batches of
-            ``config.seed``. ``train(config, init_model(config))`` equals ``train(config)`` bit
-            for bit.
-
-    Deterministic: the same ``config`` and start give the same losses and tables on the same
-    machine. With ``use_positions=False`` the position table is not updated (all zeros for a
-    fresh model).
+    Training starts from a copy of ``model`` if one is given (which is left as it was), else from
+    :func:`init_model` of ``config``; :func:`~gptembed.optim.run_training` runs it.
 
     Raises:
         TypeError: ``config`` is not a :class:`TrainConfig`, or ``model`` not a
@@ -148,39 +133,16 @@ def train(
             position rows, ``embed_dim`` wide, the records' alphabet as vocabulary).
     """
     config = check_type("config", config, TrainConfig)
-    model = init_model(config) if model is None else _copy_for(config, model)
-    initial = model.embedding.position_embeddings.copy()
-    data_rng = np.random.default_rng([config.seed, 2])
     fmt, offset = config.record_format, config.random_offset
-    losses = fit(
-        model.parameters(),
-        lambda inputs, targets: loss_and_grads(model, inputs, targets),
-        lambda: make_records(config.batch_size, config.seq_len, fmt, data_rng, offset),
-        config.steps,
-        config.learning_rate,
-        frozen=() if config.use_positions else ("position_embeddings",),
-    )
-    return TrainResult(model, losses, initial, config)
+    draw = partial(make_records, config.batch_size, config.seq_len, fmt, random_offset=offset)
+    return run_training(config, model, init_model, loss_and_grads, draw)
 
 
-def _copy_for(config: TrainConfig, model: ReadoutModel) -> ReadoutModel:
-    """A copy of ``model`` to train under ``config``, after checking that its sizes fit."""
-    layer = check_type("model", model, ReadoutModel).embedding
-    tables = (layer.token_embeddings, layer.position_embeddings, model.weight, model.bias)
-    shapes = tuple(array.shape for array in tables)
-    dim = config.embed_dim
-    wanted = ((VOCAB_SIZE, dim), (config.seq_len, dim), (dim, VOCAB_SIZE), (VOCAB_SIZE,))
-    if shapes != wanted:
-        raise ValueError(
-            f"model's token table, position table, weight and bias have shapes {shapes}; "
-            f"config needs {wanted}"
-        )
-    embedding = GPTStyleEmbedding.from_tables(
-        layer.token_embeddings.copy(), layer.position_embeddings.copy()
-    )
-    return ReadoutModel(embedding, model.weight.copy(), model.bias.copy())
-
-
-def evaluate(model: ReadoutModel, inputs: ArrayLike, targets: ArrayLike) -> float:
-    """Mean cross-entropy (nats) of ``model`` on ``(B, T)`` inputs and targets; no update."""
-    return cross_entropy(model.logits(inputs), targets)[0]
+def evaluate(
+    model: ReadoutModel, inputs: ArrayLike, targets: ArrayLike, start_pos: int = 0
+) -> Evaluation:
+    """Mean cross-entropy (nats) and accuracy of the argmax of ``model`` on ``(B, T)`` inputs and
+    targets, the inputs at positions ``start_pos ..`` (see :meth:`GPTStyleEmbedding.forward`); no
+    update."""
+    x = model.embedding.forward(inputs, start_pos)  # (B, T, D)
+    return Evaluation.of(model.readout(x), targets)

@@ -97,6 +97,7 @@ def make_records(
     n_sequences: int,
     seq_len: int,
     record_format: str = "AA-99;",
+    *,
     seed: int | np.random.Generator = 0,
     random_offset: bool = False,
 ) -> tuple[NDArray[np.intp], NDArray[np.intp]]:

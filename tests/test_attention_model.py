@@ -13,7 +13,7 @@ from gptembed.attention_model import (
     AttentionConfig,
     AttentionModel,
     KVCache,
-    decode,
+    cached_forward,
     evaluate,
     forward,
     init_model,
@@ -26,6 +26,7 @@ from gptembed.attention_model import (
     term_spread,
     train,
 )
+from gptembed.optim import Evaluation
 from tests.gradcheck import numerical_grad
 
 TINY = AttentionConfig(vocab_size=5, seq_len=6, embed_dim=4, head_dim=3, offset=2, seed=3)
@@ -238,22 +239,22 @@ def test_a_kv_cache_continuation_gives_the_full_forward_pass() -> None:
     model = _perturbed(TINY)
     ids = make_lookback(2, TINY.seq_len, TINY.vocab_size, TINY.offset, seed=9)[0]
     full = forward(model, ids).logits
-    first, cache = decode(model, ids[:, :2])
+    first, cache = cached_forward(model, ids[:, :2])
     steps = [first]
     for t in range(2, TINY.seq_len):
-        logits, cache = decode(model, ids[:, t : t + 1], cache)
+        logits, cache = cached_forward(model, ids[:, t : t + 1], cache)
         steps.append(logits)
     assert cache.length == TINY.seq_len
     np.testing.assert_allclose(np.concatenate(steps, axis=1), full, rtol=1e-12, atol=1e-12)
     # Forgetting the offset: the new ids read rows 0, 1, ... and the answer changes.
-    _, prompt = decode(model, ids[:, :3])
-    forgot, _ = decode(model, ids[:, 3:5], prompt, start_pos=0)
+    _, prompt = cached_forward(model, ids[:, :3])
+    forgot, _ = cached_forward(model, ids[:, 3:5], prompt, start_pos=0)
     assert not np.allclose(forgot, full[:, 3:5])
     # The table has no row past the last: a full cache cannot take one more id.
     with pytest.raises(ValueError, match=r"sequence length 1 at start_pos 6 exceeds max_seq_len 6"):
-        decode(model, ids[:, :1], cache)
+        cached_forward(model, ids[:, :1], cache)
     with pytest.raises(ValueError, match="the cache holds 2 sequences, got ids for 1"):
-        decode(model, ids[:1, :1], prompt)
+        cached_forward(model, ids[:1, :1], prompt)
 
 
 def test_no_positions_give_empty_results() -> None:
@@ -262,10 +263,10 @@ def test_no_positions_give_empty_results() -> None:
     f = forward(model, np.zeros((2, 0), dtype=np.intp))
     assert f.probs.shape == (2, 0, 0) and f.logits.shape == (2, 0, TINY.vocab_size)
     assert forward(model, []).logits.shape == (0, TINY.vocab_size)
-    logits, cache = decode(model, np.zeros((2, 0), dtype=np.intp))
+    logits, cache = cached_forward(model, np.zeros((2, 0), dtype=np.intp))
     assert logits.shape == (2, 0, TINY.vocab_size) and cache.length == 0
-    _, prompt = decode(model, np.ones((2, 3), dtype=np.intp))
-    logits, cache = decode(model, np.zeros((2, 0), dtype=np.intp), prompt)
+    _, prompt = cached_forward(model, np.ones((2, 3), dtype=np.intp))
+    logits, cache = cached_forward(model, np.zeros((2, 0), dtype=np.intp), prompt)
     assert logits.shape == (2, 0, TINY.vocab_size) and cache.length == 3
 
 
@@ -302,7 +303,7 @@ def test_a_cache_of_another_width_is_refused() -> None:
         match=r"^the cache's keys and values must be \(B, n, H\) with H = 3, got shapes "
         r"\(2, 3, 5\) and \(2, 3, 5\)$",
     ):
-        decode(_perturbed(TINY), np.zeros((2, 1), dtype=np.intp), cache)
+        cached_forward(_perturbed(TINY), np.zeros((2, 1), dtype=np.intp), cache)
 
 
 @pytest.mark.parametrize(
@@ -331,14 +332,20 @@ def test_make_lookback_checks_its_seed() -> None:
         make_lookback(2, 5, 3, 1, seed=-1)
 
 
-def test_config_stores_python_numbers_and_init_checks_its_type() -> None:
-    """numpy scalars were once stored as given; init_model("x") raised AttributeError."""
+def test_config_stores_python_numbers() -> None:
+    """numpy scalars were once stored as given."""
     config = AttentionConfig(seq_len=np.int32(6), offset=np.int8(2), head_dim=np.uint8(3))  # type: ignore[arg-type]
     assert type(config.seq_len) is int and type(config.offset) is int
     assert type(config.head_dim) is int
-    with pytest.raises(
-        TypeError, match=r"^config must be an AttentionConfig, got 'x' of type str$"
-    ):
-        init_model("x")  # type: ignore[arg-type]
-    with pytest.raises(TypeError, match=r"^config must be an AttentionConfig, got None"):
-        train(None)  # type: ignore[arg-type]
+
+
+def test_evaluate_scores_only_the_targets_that_are_not_ignored() -> None:
+    model = _perturbed(TINY)
+    inputs, targets = make_lookback(3, TINY.seq_len - 1, TINY.vocab_size, TINY.offset, seed=6)
+    logits = forward(model, inputs, 1).logits
+    scored = targets != IGNORE
+    expected = Evaluation.of(logits[scored], targets[scored])
+    assert evaluate(model, inputs, targets, 1) == expected
+    assert evaluate(model, inputs, targets, start_pos=1) == expected
+    with pytest.raises(ValueError, match=r"^every target is IGNORE \(-1\): there is nothing"):
+        evaluate(model, inputs, np.full_like(targets, IGNORE))

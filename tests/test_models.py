@@ -22,13 +22,14 @@ from gptembed import (
     transformer_parameter_count,
 )
 
-# (name, d_model, layers, heads, n_ctx): GPT-2 from openai/gpt-2's released configs, GPT-3 from
-# arXiv:2005.14165 Table 2.1 (13B's printed 5140 read as 5120; XL's 24 heads read as 16 of 128).
-PUBLISHED = [
+# (name, d_model, layers, heads, n_ctx), as published.
+GPT2 = [  # openai/gpt-2's released configs
     ("gpt2-small", 768, 12, 12, 1024),
     ("gpt2-medium", 1024, 24, 16, 1024),
     ("gpt2-large", 1280, 36, 20, 1024),
     ("gpt2-xl", 1600, 48, 25, 1024),
+]
+GPT3 = [  # arXiv:2005.14165 Table 2.1 (13B's printed 5140 read as 5120; XL's 24 heads as 16 of 128)
     ("gpt3-small", 768, 12, 12, 2048),
     ("gpt3-medium", 1024, 24, 16, 2048),
     ("gpt3-large", 1536, 24, 16, 2048),
@@ -38,6 +39,7 @@ PUBLISHED = [
     ("gpt3-13b", 5120, 40, 40, 2048),
     ("gpt3-175b", 12288, 96, 96, 2048),
 ]
+PUBLISHED = GPT2 + GPT3
 
 
 def test_models_has_exactly_the_twelve_names() -> None:

@@ -1,11 +1,17 @@
-"""Cross-entropy with its gradient, and Adam."""
+"""Cross-entropy with its gradient, Adam, evaluations, and the training run every toy model's
+``train`` is."""
 
 from __future__ import annotations
+
+from dataclasses import replace
+from types import ModuleType
+from typing import Any
 
 import numpy as np
 import pytest
 
-from gptembed.optim import Adam, cross_entropy, fit
+from gptembed import attention_model, readout
+from gptembed.optim import Adam, Evaluation, cross_entropy, fit
 from tests.gradcheck import numerical_grad
 
 
@@ -223,3 +229,90 @@ def test_fit_with_numpy_integer_steps_and_a_frozen_set() -> None:
     params = {"w": np.ones(2), "b": np.zeros(1)}
     losses = fit(params, _zero_grads, _no_batches, np.int8(3), np.float32(0.1), frozen={"b"})  # type: ignore[arg-type]
     assert losses.shape == (3,)
+
+
+def test_an_evaluation_is_the_mean_loss_and_the_share_of_right_argmaxes() -> None:
+    logits = np.array([[2.0, 0.0, 0.0], [0.0, 1.0, 3.0], [0.0, 5.0, 0.0], [1.0, 0.0, 0.0]])
+    targets = np.array([0, 1, 1, 2])
+    loss, accuracy = Evaluation.of(logits, targets)
+    assert loss == cross_entropy(logits, targets)[0]
+    assert accuracy == 0.5  # rows 0 and 2 are right
+    with pytest.raises(ValueError, match=r"^target id 3 at index \(3,\) is out of range"):
+        Evaluation.of(logits, [0, 1, 1, 3])
+
+
+# --- the toy models' one API: train(config, model=None) and evaluate, through run_training ---
+
+TOY_MODELS = {
+    "readout": (readout, readout.TrainConfig(steps=20)),
+    "attention_model": (attention_model, attention_model.AttentionConfig(steps=20)),
+}
+
+
+@pytest.fixture(params=list(TOY_MODELS))
+def toy(request: pytest.FixtureRequest) -> tuple[ModuleType, Any]:
+    """A toy model's module and a short run's config."""
+    return TOY_MODELS[request.param]
+
+
+def test_training_from_a_fresh_model_equals_training_from_scratch(toy: tuple) -> None:
+    module, config = toy
+    scratch = module.train(config)
+    resumed = module.train(config, module.init_model(config))
+    np.testing.assert_array_equal(resumed.losses, scratch.losses)
+    np.testing.assert_array_equal(resumed.initial_positions, scratch.initial_positions)
+    for name, array in scratch.model.parameters().items():
+        np.testing.assert_array_equal(resumed.model.parameters()[name], array, err_msg=name)
+
+
+def test_training_continues_from_a_model_and_leaves_it_untouched(toy: tuple) -> None:
+    module, config = toy
+    first = module.train(config)
+    before = {name: array.copy() for name, array in first.model.parameters().items()}
+    more = module.train(replace(config, seed=1), first.model)
+    for name, array in first.model.parameters().items():  # the start was copied, not trained
+        np.testing.assert_array_equal(array, before[name], err_msg=name)
+        assert not np.shares_memory(array, more.model.parameters()[name])
+    np.testing.assert_array_equal(more.initial_positions, before["position_embeddings"])
+    # It picks up where the first run stopped: on the same batches, its first loss is below a
+    # fresh model's, and its last steps go on below the first run's.
+    assert more.losses[0] < module.train(replace(config, seed=1)).losses[0]
+    assert more.losses[-5:].mean() < first.losses[-5:].mean()
+
+
+def test_continued_training_freezes_the_given_position_table_without_positions(
+    toy: tuple,
+) -> None:
+    module, config = toy
+    start = module.train(config).model
+    result = module.train(replace(config, steps=5, use_positions=False), start)
+    for name, array in result.model.parameters().items():
+        frozen = name == "position_embeddings"
+        assert np.array_equal(array, start.parameters()[name]) == frozen, name
+
+
+def test_continuing_needs_a_model_of_the_config_sizes(toy: tuple) -> None:
+    module, config = toy
+    model = module.init_model(replace(config, seq_len=8))
+    dim = config.embed_dim
+    with pytest.raises(
+        ValueError,
+        match=rf"^model's arrays do not have the config's sizes: "
+        rf"position_embeddings \(8, {dim}\) \(the config's: \(16, {dim}\)\)$",
+    ):
+        module.train(replace(config, seq_len=16), model)
+
+
+def test_a_config_or_model_of_another_type_is_refused(toy: tuple) -> None:
+    """These once raised AttributeError: 'str' object has no attribute 'seq_len'."""
+    module, config = toy
+    wanted = f"an? {type(config).__name__}"
+    for call, got in [
+        (lambda: module.init_model("AA-99;"), "'AA-99;' of type str"),
+        (lambda: module.train(None), "None of type NoneType"),
+    ]:
+        with pytest.raises(TypeError, match=rf"^config must be {wanted}, got {got}$"):
+            call()
+    model = type(module.init_model(config)).__name__
+    with pytest.raises(TypeError, match=rf"^model must be an? {model}, got 'x' of type str$"):
+        module.train(config, "x")

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from functools import partial
+
 import numpy as np
 import pytest
 from hypothesis import given
@@ -97,12 +99,9 @@ def test_left_padded_batch_gives_each_sequence_its_own_vectors() -> None:
 def test_bad_position_ids(
     layer: GPTStyleEmbedding, kwargs: dict, error: type, message: str
 ) -> None:
-    with pytest.raises(error, match=message):
-        layer.forward([1, 2, 3], **kwargs)
-    with pytest.raises(error, match=message):
-        layer.backward(np.zeros((3, 5)), [1, 2, 3], **kwargs)
-    with pytest.raises(error, match=message):
-        layer.check_ids([1, 2, 3], **kwargs)
+    for call in (layer.forward, partial(layer.backward, np.zeros((3, 5))), layer.check_ids):
+        with pytest.raises(error, match=message):
+            call([1, 2, 3], **kwargs)
 
 
 def test_position_ids_of_a_batch_must_match_its_shape(layer: GPTStyleEmbedding) -> None:
@@ -204,3 +203,20 @@ def test_backward_scatter_adds_repeated_positions(
     np.add.at(dense_tok, ids.reshape(-1), rows)
     np.testing.assert_array_equal(grad_pos, dense_pos)
     np.testing.assert_array_equal(grad_tok, dense_tok)
+
+
+@given(layer_and_ids(), st.booleans())
+def test_backward_at_start_pos_equals_backward_at_its_position_ids(
+    case: tuple[GPTStyleEmbedding, np.ndarray, int], per_sequence: bool
+) -> None:
+    """start_pos's rows are summed over the batch and written as a slice; position ids are
+    scatter-added: the same gradients."""
+    layer, ids, start = case
+    positions = np.arange(start, start + ids.shape[-1])
+    if per_sequence:
+        positions = np.broadcast_to(positions, ids.shape).copy()
+    grad = np.random.default_rng(ids.size).standard_normal((*ids.shape, layer.embed_dim))
+    by_start = layer.backward(grad, ids, start_pos=start)
+    by_ids = layer.backward(grad, ids, position_ids=positions)
+    for ours, theirs in zip(by_start, by_ids, strict=True):
+        np.testing.assert_array_equal(ours, theirs)

@@ -1,0 +1,74 @@
+"""One API across the package: options keyword-only, and one signature per verb."""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import pkgutil
+from collections.abc import Callable, Iterator
+
+import pytest
+
+import gptembed
+from gptembed import attention_model, readout
+
+KEYWORD_ONLY = {"seed", "dtype", "ax", "axes"}
+"""Options a call names, so that no positional number reads as a size."""
+
+
+def _public_callables() -> Iterator[tuple[str, Callable]]:
+    """Every public function and class (its constructor) and public method of the package."""
+    for info in pkgutil.iter_modules(gptembed.__path__):
+        if info.name.startswith("_") or info.name == "plotting":
+            continue
+        module = importlib.import_module(f"gptembed.{info.name}")
+        yield from _defined_in(module.__name__, vars(module))
+    from gptembed import plotting  # needs matplotlib, which the test environment has
+
+    yield from _defined_in(plotting.__name__, vars(plotting))
+
+
+def _defined_in(module: str, names: dict) -> Iterator[tuple[str, Callable]]:
+    for name, obj in names.items():
+        if name.startswith("_") or getattr(obj, "__module__", None) != module:
+            continue
+        if inspect.isfunction(obj):
+            yield f"{module}.{name}", obj
+        elif inspect.isclass(obj):
+            yield f"{module}.{name}", obj
+            for attr, method in vars(obj).items():
+                if inspect.isfunction(method) and not attr.startswith("_"):
+                    yield f"{module}.{name}.{attr}", method
+
+
+def test_seed_dtype_and_axes_are_keyword_only() -> None:
+    positional = [
+        f"{where}({param.name})"
+        for where, fn in _public_callables()
+        for param in inspect.signature(fn).parameters.values()
+        if param.name in KEYWORD_ONLY and param.kind is not inspect.Parameter.KEYWORD_ONLY
+    ]
+    assert not positional, f"take these by keyword only: {positional}"
+
+
+@pytest.mark.parametrize(
+    ("verb", "returns"),
+    [
+        ("init_model", None),
+        ("loss_and_grads", "tuple[float, dict[str, NDArray[np.floating]]]"),
+        ("train", "TrainResult"),
+        ("evaluate", "Evaluation"),
+    ],
+)
+def test_the_toy_models_share_one_signature_per_verb(verb: str, returns: str | None) -> None:
+    """Attention's evaluate adds one option (``scores``, an ablation) after the shared ones."""
+    ours, theirs = (inspect.signature(getattr(m, verb)) for m in (readout, attention_model))
+    shared = [(p.name, p.kind, p.default) for p in ours.parameters.values()]
+    their_params = [(p.name, p.kind, p.default) for p in theirs.parameters.values()]
+    assert their_params[: len(shared)] == shared
+    assert [name for name, *_ in their_params[len(shared) :]] == (
+        ["scores"] if verb == "evaluate" else []
+    )
+    if returns is not None:
+        for signature in (ours, theirs):
+            assert signature.return_annotation.startswith(returns)

@@ -2,7 +2,7 @@
 the same step in PyTorch on the CPU where torch is installed.
 
 Run by hand (not part of pytest): ``python benchmarks/bench_gpt.py``. The sizes are those of the
-stored model (``gptembed.gpt.stored_run(0).config``), on one batch of training windows.
+stored model (``gptembed.gpt.stored_run(seed=0).config``), on one batch of training windows.
 
 1. The numpy step, ``loss_and_grads``: the median of several timed steps.
 2. Its shares, from profiled steps (cProfile's cumulative time of the functions each part is
@@ -122,7 +122,7 @@ def _torch_step(model: GPT, inputs: np.ndarray, targets: np.ndarray) -> Callable
 
 
 def main() -> None:
-    config = stored_run(0).config
+    config = stored_run(seed=0).config
     model = init_model(config)  # the sizes matter here, not the weights
     inputs, targets = random_windows(train_stream(), config.batch_size, config.seq_len, seed=0)
     print(

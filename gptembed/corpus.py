@@ -130,7 +130,7 @@ def held_out_stream() -> NDArray[np.intp]:
 
 
 def random_windows(
-    stream: ArrayLike, n_windows: int, seq_len: int, seed: int | np.random.Generator = 0
+    stream: ArrayLike, n_windows: int, seq_len: int, *, seed: int | np.random.Generator = 0
 ) -> tuple[NDArray[np.intp], NDArray[np.intp]]:
     """Windows of a stream at uniform random offsets, and their next-id targets.
 

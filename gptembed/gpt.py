@@ -45,7 +45,7 @@ LN_EPS = 1e-5
 _GELU_C = math.sqrt(2.0 / math.pi)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class GPTConfig(RunConfig):
     """A GPT run: the sizes, plus :class:`~gptembed.optim.RunConfig`'s schedule.
 
@@ -568,7 +568,7 @@ def train(
     losses = fit(
         model.parameters(),
         lambda inputs, targets: loss_and_grads(model, inputs, targets),
-        lambda: random_windows(ids, config.batch_size, config.seq_len, data_rng),
+        lambda: random_windows(ids, config.batch_size, config.seq_len, seed=data_rng),
         config.steps,
         config.learning_rate,
         frozen=() if config.use_positions else ("position_embeddings",),
@@ -611,7 +611,7 @@ def save(path: str | os.PathLike[str], run: StoredRun) -> None:
     np.savez(path, **arrays)
 
 
-def load(file: str | os.PathLike[str] | IO[bytes], dtype: DTypeLike | None = None) -> StoredRun:
+def load(file: str | os.PathLike[str] | IO[bytes], *, dtype: DTypeLike | None = None) -> StoredRun:
     """Read a run that :func:`save` wrote.
 
     Args:
@@ -643,7 +643,7 @@ def load(file: str | os.PathLike[str] | IO[bytes], dtype: DTypeLike | None = Non
         )
 
 
-def stored_run(seed: int = 0, dtype: DTypeLike | None = None) -> StoredRun:
+def stored_run(*, seed: int = 0, dtype: DTypeLike | None = None) -> StoredRun:
     """The model trained on :mod:`gptembed.corpus` by ``tools/train_lm.py --seed SEED``, as
     stored in the package (``gptembed/data/gpt_seedSEED.npz``; seeds 0, 1 and 2).
 
@@ -657,7 +657,7 @@ def stored_run(seed: int = 0, dtype: DTypeLike | None = None) -> StoredRun:
     if not path.is_file():
         raise ValueError(f"no stored run for seed {seed}: the package stores seeds 0, 1 and 2")
     with path.open("rb") as file:
-        return load(file, dtype)
+        return load(file, dtype=dtype)
 
 
 def score_terms(

@@ -832,7 +832,7 @@ def plot_context_costs(
     ]
     for label, sizes, colour, style in lines:
         ax.plot(lengths, np.array(sizes, dtype=float), style, color=colour, lw=2, label=label)
-    mark_verticals(ax, marks or {}, linestyle=":")
+    _mark_verticals(ax, marks or {}, linestyle=":")
     ax.set_xscale("log", base=2)
     ax.set_yscale("log", base=2)
     ticks = [n for n in _LENGTH_TICKS if lengths[0] <= n <= lengths[-1]]
@@ -850,7 +850,7 @@ def plot_context_costs(
     return fig
 
 
-def mark_verticals(ax: Axes, marks: Mapping[str, float], *, linestyle: str = "--") -> None:
+def _mark_verticals(ax: Axes, marks: Mapping[str, float], *, linestyle: str = "--") -> None:
     """Draw each of ``marks`` (label -> x) as a thin black vertical line, labelled at the top."""
     for label, where in marks.items():
         ax.axvline(where, color=PALETTE["black"], ls=linestyle, lw=1.0)

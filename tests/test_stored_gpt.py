@@ -25,8 +25,8 @@ def test_the_stored_runs_are_small() -> None:
 
 @pytest.mark.parametrize("seed", SEEDS)
 def test_each_stored_run_has_its_seed_and_the_same_sizes(seed: int) -> None:
-    run = stored_run(seed)
-    assert run.config == dataclasses.replace(stored_run(0).config, seed=seed)
+    run = stored_run(seed=seed)
+    assert run.config == dataclasses.replace(stored_run(seed=0).config, seed=seed)
     assert run.config.seq_len >= 128
     assert len(run.losses) == run.config.steps
     assert run.held_out_steps[-1] == run.config.steps
@@ -35,12 +35,14 @@ def test_each_stored_run_has_its_seed_and_the_same_sizes(seed: int) -> None:
 
 
 def test_the_stored_weights_give_the_stored_held_out_loss() -> None:
-    run = stored_run(0)
+    run = stored_run(seed=0)
     spec = run.info["held_out_windows"]
-    windows = random_windows(held_out_stream(), spec["windows"], run.config.seq_len, spec["seed"])
+    windows = random_windows(
+        held_out_stream(), spec["windows"], run.config.seq_len, seed=spec["seed"]
+    )
     assert evaluate(run.model, *windows) == pytest.approx(run.held_out_losses[-1], rel=1e-4)
     # Read as float64, the same values: the loss agrees to float32's rounding.
-    wide = stored_run(0, dtype=np.float64)
+    wide = stored_run(seed=0, dtype=np.float64)
     assert wide.config == run.config and wide.model.embedding.dtype == np.float64
     for name, array in run.model.parameters().items():
         np.testing.assert_array_equal(wide.model.parameters()[name], array, err_msg=name)
@@ -51,7 +53,7 @@ def test_the_first_steps_reproduce_the_stored_curve() -> None:
     """tools/train_lm.py's run, re-made for its first steps (all inside the warmup, whose rates
     do not depend on the run's length). Another CPU may round float32 differently, hence the
     tolerance; on the machine that stored the run the losses agree to the last bits."""
-    run = stored_run(0)
+    run = stored_run(seed=0)
     steps = 4
     assert steps <= run.config.warmup
     again = train(dataclasses.replace(run.config, steps=steps), train_stream())
@@ -80,4 +82,4 @@ def test_a_damaged_file_or_an_unknown_seed_is_refused(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match=r"w_fc must have shape \(2, 64, 256\), got \(2, 64, 3\)"):
         load(tmp_path / "bad.npz")
     with pytest.raises(ValueError, match="no stored run for seed 7"):
-        stored_run(7)
+        stored_run(seed=7)

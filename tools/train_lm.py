@@ -46,7 +46,7 @@ HELD_OUT_EVERY = 100
 """Steps between two held-out losses in the log and the stored curve."""
 
 HELD_OUT_WINDOWS, HELD_OUT_SEED = 64, 99
-HELD_OUT = random_windows(held_out_stream(), HELD_OUT_WINDOWS, CONFIG.seq_len, HELD_OUT_SEED)
+HELD_OUT = random_windows(held_out_stream(), HELD_OUT_WINDOWS, CONFIG.seq_len, seed=HELD_OUT_SEED)
 """The held-out windows the curve is measured on (stored in the run's info)."""
 
 DATA = Path(__file__).resolve().parent.parent / "gptembed" / "data"

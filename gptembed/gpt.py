@@ -341,6 +341,22 @@ def _linear(a: NDArray[np.floating], w: NDArray[np.floating]) -> NDArray[np.floa
     return (a.reshape(-1, a.shape[-1]) @ w).reshape(*a.shape[:-1], w.shape[-1])
 
 
+def _affine_backward(
+    x: NDArray[np.floating],
+    w: NDArray[np.floating],
+    dout: NDArray[np.floating],
+    grads: dict[str, NDArray[np.floating]],
+    names: tuple[str, str],
+    layer: int,
+) -> NDArray[np.floating]:
+    """Back through ``out = x @ w + b`` (``x`` ``(B, T, N)``, ``w`` ``(N, M)``) given ``dL/dout``:
+    writes block ``layer``'s ``dL/dw`` and ``dL/db`` into ``grads`` under ``names``, returns
+    ``dL/dx``."""
+    grads[names[0]][layer] = _flat(x).T @ _flat(dout)
+    grads[names[1]][layer] = _flat(dout).sum(axis=0)
+    return _linear(dout, w.T)
+
+
 def _flat(a: NDArray[np.floating]) -> NDArray[np.floating]:
     """``(B, T, N)`` as ``(B*T, N)``: a sum over batch and time becomes one matrix product."""
     return a.reshape(-1, a.shape[-1])
@@ -378,9 +394,10 @@ def _attention_backward(
 ) -> NDArray[np.floating]:
     """Back through :func:`_attention` given ``dL/dout`` ``(B, T, D)``: fills block ``layer``'s
     gradients in ``grads`` and returns ``dL/dh1``."""
-    grads["w_attn_proj"][layer] = _flat(b.heads).T @ _flat(dout)
-    grads["b_attn_proj"][layer] = _flat(dout).sum(axis=0)
-    dheads = _split_heads(_linear(dout, model.w_attn_proj[layer].T), model.n_head)  # (B, nh, T, H)
+    dmerged = _affine_backward(
+        b.heads, model.w_attn_proj[layer], dout, grads, ("w_attn_proj", "b_attn_proj"), layer
+    )
+    dheads = _split_heads(dmerged, model.n_head)  # (B, nh, T, H)
     dprobs = dheads @ b.v.swapaxes(-1, -2)  # (B, nh, T, T)
     dv = b.probs.swapaxes(-1, -2) @ dheads
     # Softmax backward, row by row: ds = p * (dp - sum_j p dp); later keys have p = 0.
@@ -391,9 +408,7 @@ def _attention_backward(
     dq = dscores @ b.k
     dk = dscores.swapaxes(-1, -2) @ b.q
     dqkv = np.concatenate([_merge_heads(d) for d in (dq, dk, dv)], axis=-1)  # (B, T, 3D)
-    grads["w_attn"][layer] = _flat(b.h1).T @ _flat(dqkv)
-    grads["b_attn"][layer] = _flat(dqkv).sum(axis=0)
-    return _linear(dqkv, model.w_attn[layer].T)
+    return _affine_backward(b.h1, model.w_attn[layer], dqkv, grads, ("w_attn", "b_attn"), layer)
 
 
 def _mlp(model: GPT, layer: int, h2: NDArray[np.floating]) -> tuple[NDArray[np.floating], ...]:
@@ -414,12 +429,11 @@ def _mlp_backward(
 ) -> NDArray[np.floating]:
     """Back through :func:`_mlp` given ``dL/dout`` ``(B, T, D)``: fills block ``layer``'s
     gradients in ``grads`` and returns ``dL/dh2``."""
-    grads["w_mlp_proj"][layer] = _flat(b.post_gelu).T @ _flat(dout)
-    grads["b_mlp_proj"][layer] = _flat(dout).sum(axis=0)
-    dpre = _gelu_backward(_linear(dout, model.w_mlp_proj[layer].T), b.pre_gelu, b.gelu_tanh)
-    grads["w_fc"][layer] = _flat(b.h2).T @ _flat(dpre)
-    grads["b_fc"][layer] = _flat(dpre).sum(axis=0)
-    return _linear(dpre, model.w_fc[layer].T)
+    dpost = _affine_backward(
+        b.post_gelu, model.w_mlp_proj[layer], dout, grads, ("w_mlp_proj", "b_mlp_proj"), layer
+    )
+    dpre = _gelu_backward(dpost, b.pre_gelu, b.gelu_tanh)
+    return _affine_backward(b.h2, model.w_fc[layer], dpre, grads, ("w_fc", "b_fc"), layer)
 
 
 def forward(

@@ -186,6 +186,22 @@ def series_styles(n_series: int, styles: Sequence[Any]) -> list[tuple[str, Any]]
     return [(LINE_COLOURS[i % len(LINE_COLOURS)], styles[i % len(styles)]) for i in range(n_series)]
 
 
+def _labelled_level(ax: Axes, level: float, text: str, colour: str) -> None:
+    """A dashed horizontal line at ``level`` (a loss floor, a baseline), labelled at its right end
+    in its colour."""
+    ax.axhline(level, color=colour, ls="--", lw=1.2)
+    ax.annotate(
+        text,
+        xy=(1.0, level),
+        xycoords=("axes fraction", "data"),
+        xytext=(-4, 4),
+        textcoords="offset points",
+        ha="right",
+        va="bottom",
+        color=colour,
+    )
+
+
 def _check_finite(name: str, array: NDArray[np.float64]) -> None:
     """Refuse an array with a NaN or inf: it has no colour, and it would wreck a colour scale.
 
@@ -325,6 +341,17 @@ def plot_parameter_asymmetry(
 _LENGTH_TICKS = {2**k: (f"{2 ** (k - 10)}K" if k >= 10 else str(2**k)) for k in range(4, 21)}
 
 
+def _set_length_ticks(ax: Axes, lengths: Sequence[int] | NDArray[np.integer]) -> None:
+    """Label the powers of two in ``[lengths[0], lengths[-1]]`` on a length axis (256, 1K, ...)."""
+    ticks = [n for n in _LENGTH_TICKS if lengths[0] <= n <= lengths[-1]]
+    ax.set_xticks(ticks, [_LENGTH_TICKS[n] for n in ticks])
+
+
+def _precision(bytes_per_element: int) -> str:
+    """How a figure's title names a number format of that many bytes."""
+    return {4: "fp32", 2: "fp16"}.get(bytes_per_element, f"{bytes_per_element}-byte")
+
+
 def plot_attention_memory(
     seq_lens: Sequence[int],
     n_heads: int,
@@ -411,12 +438,11 @@ def plot_attention_memory(
             )
     ax.set_xscale("log", base=2)
     ax.set_yscale("log")
-    ticks = [n for n in _LENGTH_TICKS if lengths[0] <= n <= lengths[-1]]
-    ax.set_xticks(ticks, [_LENGTH_TICKS[n] for n in ticks])
+    _set_length_ticks(ax, lengths)
     ax.minorticks_off()
     ax.set_xlabel("sequence length n (tokens, log scale)")
     ax.set_ylabel("score memory (GiB, log scale)")
-    precision = {4: "fp32", 2: "fp16"}.get(bytes_per_element, f"{bytes_per_element}-byte")
+    precision = _precision(bytes_per_element)
     ax.set_title(f"Attention scores grow as n\u00b2: \u00d74 per doubling of n ({precision})")
     ax.grid(which="major", alpha=0.3)
     ax.legend(loc="lower right", fontsize=8)
@@ -456,17 +482,7 @@ def plot_loss_curves(
         steps = np.arange(1, len(values) + 1)
         ax.plot(steps, values, linestyle=style, color=colour, lw=2, label=label)
         if floors is not None and label in floors:
-            ax.axhline(floors[label], color=colour, ls="--", lw=1.2)
-            ax.annotate(
-                f"floor {floors[label]:.3f}",
-                xy=(1.0, floors[label]),
-                xycoords=("axes fraction", "data"),
-                xytext=(-4, 4),
-                textcoords="offset points",
-                ha="right",
-                va="bottom",
-                color=colour,
-            )
+            _labelled_level(ax, floors[label], f"floor {floors[label]:.3f}", colour)
     ax.set_xscale("log")
     ax.set_xlabel("training step (log scale)")
     ax.set_ylabel("cross-entropy (nats per character)")
@@ -835,15 +851,14 @@ def plot_context_costs(
     _mark_verticals(ax, marks or {}, linestyle=":")
     ax.set_xscale("log", base=2)
     ax.set_yscale("log", base=2)
-    ticks = [n for n in _LENGTH_TICKS if lengths[0] <= n <= lengths[-1]]
-    ax.set_xticks(ticks, [_LENGTH_TICKS[n] for n in ticks])
+    _set_length_ticks(ax, lengths)
     low, high = ax.get_ylim()
     byte_ticks = [2**p for p in range(0, 61, 5) if low <= 2**p <= high]  # 1 B, 32 B, ... 1 EiB
     ax.set_yticks(byte_ticks, [format_bytes(b) for b in byte_ticks])
     ax.minorticks_off()
     ax.set_xlabel("context length n (tokens, log scale)")
     ax.set_ylabel("memory (log scale)")
-    precision = {4: "fp32", 2: "fp16"}.get(size, f"{size}-byte")
+    precision = _precision(size)
     ax.set_title(f"{model_label(name)}: what a longer context costs ({precision}, one sequence)")
     ax.grid(which="major", alpha=0.3)
     ax.legend(loc="lower right", fontsize=8)
@@ -906,17 +921,7 @@ def plot_training_curve(
     )
     ax.plot(steps_done, held, "o-", color=PALETTE["blue"], ms=4, lw=1.5, label="held-out text")
     for (label, value), colour in zip((baselines or {}).items(), baseline_colours, strict=False):
-        ax.axhline(value, color=colour, ls="--", lw=1.2)
-        ax.annotate(
-            f"{label} {value:.2f}",
-            xy=(1.0, value),
-            xycoords=("axes fraction", "data"),
-            xytext=(-4, 4),
-            textcoords="offset points",
-            ha="right",
-            va="bottom",
-            color=colour,
-        )
+        _labelled_level(ax, value, f"{label} {value:.2f}", colour)
     ax.set_xlabel("training step")
     ax.set_ylabel("cross-entropy (nats per character)")
     ax.grid(True, alpha=0.3)

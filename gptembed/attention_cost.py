@@ -153,6 +153,10 @@ class FlopsPerToken:
     weights: int
     attention: int
 
+    def __post_init__(self) -> None:
+        check_int("weights", self.weights)
+        check_int("attention", self.attention, minimum=0)
+
     @property
     def total(self) -> int:
         """``weights + attention``."""

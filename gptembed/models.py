@@ -29,6 +29,14 @@ class ParameterCounts:
     position: int
     total: int
 
+    def __post_init__(self) -> None:
+        token = check_int("token", self.token)
+        position = check_int("position", self.position)
+        if self.total != token + position:
+            raise ValueError(
+                f"total must be token + position = {token + position:,}, got {self.total!r}"
+            )
+
     @property
     def position_share(self) -> float:
         """Fraction of the layer's parameters in the position table, ``position / total``."""

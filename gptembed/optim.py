@@ -126,6 +126,11 @@ class Adam:
             ValueError: a gradient whose name is not a parameter's, or whose shape is not its
                 parameter's (or its moment estimates').
         """
+        if not isinstance(grads, Mapping):
+            raise TypeError(
+                f"grads must be a mapping of parameter names to gradients, got "
+                f"{type(grads).__name__}"
+            )
         checked = {}
         for name, grad in grads.items():
             if name not in params:

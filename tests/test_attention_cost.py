@@ -10,6 +10,7 @@ import pytest
 
 from gptembed import (
     MODELS,
+    FlopsPerToken,
     attention_probs,
     attention_scores_bytes,
     flops_per_token,
@@ -17,6 +18,15 @@ from gptembed import (
     naive_attention_probs,
     softmax_statistics_bytes,
 )
+
+
+def test_flops_made_by_hand_are_checked() -> None:
+    """FlopsPerToken with no weight FLOPs (its share divided by zero) or negative ones: refused."""
+    with pytest.raises(ValueError, match="weights must be an integer >= 1, got 0"):
+        FlopsPerToken(weights=0, attention=0)
+    with pytest.raises(ValueError, match="attention must be an integer >= 0, got -1"):
+        FlopsPerToken(weights=1, attention=-1)
+    assert FlopsPerToken(weights=3, attention=1).attention_share == 0.25
 
 
 def test_formula_at_gpt2_small() -> None:

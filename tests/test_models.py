@@ -12,6 +12,7 @@ import pytest
 from gptembed import (
     MODELS,
     ModelConfig,
+    ParameterCounts,
     attention_flops_parity,
     attention_flops_share,
     config_embedding_counts,
@@ -40,6 +41,16 @@ GPT3 = [  # arXiv:2005.14165 Table 2.1 (13B's printed 5140 read as 5120; XL's 24
     ("gpt3-175b", 12288, 96, 96, 2048),
 ]
 PUBLISHED = GPT2 + GPT3
+
+
+def test_counts_made_by_hand_are_checked() -> None:
+    """A ParameterCounts whose total is not its sum, or with no parameters, is refused (a share
+    of zero parameters divided by zero before)."""
+    with pytest.raises(ValueError, match="token must be an integer >= 1, got 0"):
+        ParameterCounts(token=0, position=0, total=0)
+    with pytest.raises(ValueError, match="total must be token \\+ position = 5, got 6"):
+        ParameterCounts(token=3, position=2, total=6)
+    assert ParameterCounts(token=3, position=1, total=4).position_share == 0.25
 
 
 def test_models_has_exactly_the_twelve_names() -> None:

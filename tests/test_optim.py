@@ -135,6 +135,15 @@ def test_fit_is_the_adam_loop_and_never_touches_a_frozen_array() -> None:
     assert not np.array_equal(params["w"], start["w"])
 
 
+def test_adam_refuses_gradients_that_are_not_a_mapping() -> None:
+    """A list of gradients is refused by name (it failed on `.items()`), and nothing moves."""
+    params = {"w": np.ones(2)}
+    optimizer = Adam(0.1)
+    with pytest.raises(TypeError, match="grads must be a mapping of parameter names to gradients"):
+        optimizer.step(params, [np.ones(2)])  # type: ignore[arg-type]
+    assert optimizer.t == 0 and np.all(params["w"] == 1.0)
+
+
 @pytest.mark.parametrize(
     ("grads", "message"),
     [

@@ -1,6 +1,6 @@
 """The cost explorer's numbers (gptembed.explorer): one setting, and the grid the page reads.
 
-The explorer itself, in the browser, is tested in test_explorer.py.
+The explorer itself, in the browser, is tested in tests/book/test_explorer_in_browser.py.
 """
 
 from __future__ import annotations

@@ -6,7 +6,7 @@ own functions: `attention_scores_bytes`, `softmax_statistics_bytes`, `kv_cache_b
 `flops_per_token` and the parameter arithmetic, not through `gptembed.explorer`. They also
 check that the explorer works from `file://` without a server, that axe finds no violation
 after the settings change, in either theme, and that the built data is what the package
-computes now. The browser and the server are tests/conftest.py's fixtures; axe and the theme
+computes now. The browser and the server are tests/book/conftest.py's fixtures; axe and the theme
 switch come from test_browser.py.
 """
 
@@ -18,7 +18,6 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 import pytest
-from book_site import BUILD, SCREENSHOTS, built_page, require_build, source_of, toc_docnames
 from test_browser import VIEWPORT, Visit, _axe, _open, _switch_to_dark
 
 from gptembed import (
@@ -32,6 +31,7 @@ from gptembed import (
     softmax_statistics_bytes,
 )
 from gptembed.explorer import ACCELERATORS, ATTENTION_MODES, explorer_grid, format_share
+from tests.book_site import BUILD, SCREENSHOTS, built_page, require_build, source_of, toc_docnames
 
 if TYPE_CHECKING:
     from playwright.sync_api import Browser, Page

@@ -1,8 +1,10 @@
-"""GPTStyleEmbedding: shapes, values, seeding, and a clear error for every kind of bad input."""
+"""GPTStyleEmbedding: shapes, values, seeding, a clear error for every kind of bad input,
+properties, growing the position table, both gradients, and reading at given position ids."""
 
 from __future__ import annotations
 
 from functools import partial
+from typing import Any
 
 import numpy as np
 import pytest
@@ -517,6 +519,21 @@ def test_numpy_integer_lengths(layer_to_grow: GPTStyleEmbedding, method: str) ->
         )
 
 
+def assert_backward_matches_finite_differences(
+    layer: GPTStyleEmbedding, weights: np.ndarray, ids: np.ndarray, **positions: Any
+) -> None:
+    """Both tables' gradients from backward equal finite differences of the loss
+    sum(weights * forward), whose gradient with respect to forward is weights; `positions` is
+    start_pos or position_ids, as forward and backward take them."""
+
+    def loss() -> float:
+        return float((layer(ids, **positions) * weights).sum())
+
+    grad_tok, grad_pos = layer.backward(weights, ids, **positions)
+    np.testing.assert_allclose(grad_tok, numerical_grad(loss, layer.token_embeddings), atol=1e-7)
+    np.testing.assert_allclose(grad_pos, numerical_grad(loss, layer.position_embeddings), atol=1e-7)
+
+
 @pytest.mark.parametrize(
     ("ids", "start"), [(np.array([3, 3, 7, 3]), 1), (np.array([[1, 2, 1], [2, 2, 12]]), 3)]
 )
@@ -524,17 +541,7 @@ def test_backward_matches_finite_differences(
     layer_to_grow: GPTStyleEmbedding, ids: np.ndarray, start: int
 ) -> None:
     weights = np.random.default_rng(0).standard_normal((*ids.shape, 4))
-
-    def loss() -> float:  # sum(w * forward): its gradient with respect to forward is w
-        return float((layer_to_grow(ids, start_pos=start) * weights).sum())
-
-    grad_tok, grad_pos = layer_to_grow.backward(weights, ids, start_pos=start)
-    np.testing.assert_allclose(
-        grad_tok, numerical_grad(loss, layer_to_grow.token_embeddings), atol=1e-7
-    )
-    np.testing.assert_allclose(
-        grad_pos, numerical_grad(loss, layer_to_grow.position_embeddings), atol=1e-7
-    )
+    assert_backward_matches_finite_differences(layer_to_grow, weights, ids, start_pos=start)
 
 
 def test_backward_repeated_ids_sum(layer_to_grow: GPTStyleEmbedding) -> None:
@@ -753,18 +760,8 @@ def test_backward_with_position_ids_matches_finite_differences(
 ) -> None:
     ids = np.array([[1, 2, 1], [2, 2, 10]])
     pos = np.array([[0, 0, 5], [5, 1, 0]])  # repeated positions sum their gradients
-    weights = np.random.default_rng(0).standard_normal((2, 3, 5))  # loss = sum(w * forward)
-
-    def loss() -> float:
-        return float((float64_layer(ids, position_ids=pos) * weights).sum())
-
-    grad_tok, grad_pos = float64_layer.backward(weights, ids, position_ids=pos)
-    np.testing.assert_allclose(
-        grad_tok, numerical_grad(loss, float64_layer.token_embeddings), atol=1e-7
-    )
-    np.testing.assert_allclose(
-        grad_pos, numerical_grad(loss, float64_layer.position_embeddings), atol=1e-7
-    )
+    weights = np.random.default_rng(0).standard_normal((2, 3, 5))
+    assert_backward_matches_finite_differences(float64_layer, weights, ids, position_ids=pos)
 
 
 # --- properties, with the block size drawn small so forward runs in many blocks ---

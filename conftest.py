@@ -37,7 +37,9 @@ def pytest_collectreport(report: pytest.CollectReport) -> None:
         report.longrepr = f"skipped, but GPTEMBED_NO_SKIP=1 requires it to run: {reason}"
 
 
-BROWSER_PAGE = re.compile(r"^tests/test_browser\.py::\w+\[(?P<page>.+?)(?:-(?:light|dark))?\]$")
+BROWSER_PAGE = re.compile(
+    r"^tests/book/test_browser\.py::\w+\[(?P<page>.+?)(?:-(?:light|dark))?\]$"
+)
 """A browser test of one page: its parameter id is the page's docname, perhaps with a theme."""
 
 

@@ -1,6 +1,6 @@
 """Sample GPT-2 token ids the chapters use, so a reader needs no tokenizer to run them.
 
-Each entry is checked against GPT-2's real BPE vocabulary in ``tests/test_gpt2_tokens.py``.
+Each entry is checked against GPT-2's real BPE vocabulary in ``tests/test_samples.py``.
 """
 
 from __future__ import annotations

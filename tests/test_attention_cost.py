@@ -7,16 +7,23 @@ from collections.abc import Callable
 
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from gptembed import (
     MODELS,
     FlopsPerToken,
+    attention_flops_parity,
+    attention_flops_share,
     attention_probs,
     attention_scores_bytes,
     flops_per_token,
+    kv_cache_bytes,
+    longest_context,
     measure_attention_scores_peak,
     naive_attention_probs,
     softmax_statistics_bytes,
+    transformer_parameter_count,
 )
 
 
@@ -217,3 +224,228 @@ def test_softmax_statistics_are_one_fp32_number_per_row() -> None:
         softmax_statistics_bytes(10, 0)
     with pytest.raises(ValueError, match=r"seq_len must be an integer >= 0, got -1"):
         softmax_statistics_bytes(-1, 2)
+
+
+# Attention's cost beyond one score matrix: longest context that fits, KV cache, and FLOPs.
+
+
+@pytest.mark.parametrize(
+    ("heads", "layers", "batch", "size"), [(1, 1, 1, 1), (12, 12, 1, 4), (96, 96, 8, 2)]
+)
+@pytest.mark.parametrize("n", [1, 7, 1024, 12_345])
+def test_longest_context_at_exact_boundaries(
+    heads: int, layers: int, batch: int, size: int, n: int
+) -> None:
+    exact = attention_scores_bytes(n, heads, layers, batch, size)
+    assert longest_context(exact, heads, layers, batch, size) == n
+    assert longest_context(exact - 1, heads, layers, batch, size) == n - 1
+    next_up = attention_scores_bytes(n + 1, heads, layers, batch, size)
+    assert longest_context(next_up - 1, heads, layers, batch, size) == n
+
+
+def test_longest_context_below_one_position() -> None:
+    assert longest_context(0, 12) == 0
+    assert longest_context(12 * 4 - 1, 12) == 0
+    assert longest_context(12 * 4, 12) == 1
+
+
+def test_longest_context_where_a_float_sqrt_is_one_off() -> None:
+    memory = (10**8 + 1) ** 2 - 1  # one byte short of n = 10**8 + 1 at one byte per score
+    assert int(np.sqrt(memory)) == 10**8 + 1, "the float version overshoots here"
+    assert longest_context(memory, 1, bytes_per_element=1) == 10**8
+
+
+def test_longest_context_huge_values_and_numpy_integers() -> None:
+    assert longest_context(2**200, 1, bytes_per_element=1) == 2**100
+    result = longest_context(
+        np.int64(80 * 2**30), np.int32(12), np.int64(12), np.uint8(1), np.int8(4)
+    )
+    assert type(result) is int
+    # 80 GiB / (12 * 12 * 4) = 149,132,197.7 bytes per n**2; its square root is 12,211.97
+    assert result == longest_context(80 * 2**30, 12, 12, 1, 4) == 12_211
+
+
+@given(
+    st.integers(0, 2**120),
+    st.integers(1, 200),
+    st.integers(1, 100),
+    st.integers(1, 64),
+    st.integers(1, 8),
+)
+def test_longest_context_is_the_largest_that_fits(
+    memory: int, heads: int, layers: int, batch: int, size: int
+) -> None:
+    n = longest_context(memory, heads, layers, batch, size)
+    assert attention_scores_bytes(n, heads, layers, batch, size) <= memory
+    assert attention_scores_bytes(n + 1, heads, layers, batch, size) > memory
+
+
+@pytest.mark.parametrize(
+    ("args", "error", "message"),
+    [
+        ((-1, 12), ValueError, r"memory_bytes must be an integer >= 0, got -1"),
+        (
+            (2.0**30, 12),
+            TypeError,
+            r"memory_bytes must be an integer >= 0, got 1073741824.0 of type float",
+        ),
+        ((2**30, 0), ValueError, r"n_heads must be an integer >= 1, got 0"),
+        ((2**30, 12, 12, 1, 0), ValueError, r"bytes_per_element must be an integer >= 1, got 0"),
+    ],
+)
+def test_longest_context_refuses_bad_input(args: tuple, error: type, message: str) -> None:
+    with pytest.raises(error, match=message):
+        longest_context(*args)
+
+
+# --- kv_cache_bytes ---
+
+
+def test_kv_cache_of_gpt2_small_and_gpt3_175b() -> None:
+    small, big = MODELS["gpt2-small"], MODELS["gpt3-175b"]
+    assert kv_cache_bytes(1024, small.n_layers, small.embed_dim) == 36 * 2**20  # 2*12*1024*768*2
+    assert kv_cache_bytes(2048, big.n_layers, big.embed_dim) == 9 * 2**30  # 2*96*2048*12288*2
+    assert kv_cache_bytes(1024, 12, 768, batch_size=8, bytes_per_element=4) == 8 * 2 * 36 * 2**20
+
+
+def test_kv_cache_is_linear_in_length() -> None:
+    assert kv_cache_bytes(0, 12, 768) == 0
+    assert kv_cache_bytes(3000, 12, 768) == 3 * kv_cache_bytes(1000, 12, 768)
+    assert kv_cache_bytes(np.int64(10), np.int32(2), np.int16(4)) == 2 * 2 * 10 * 4 * 2
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "error", "message"),
+    [
+        ({"seq_len": -1}, ValueError, r"seq_len must be an integer >= 0, got -1"),
+        ({"embed_dim": 0}, ValueError, r"embed_dim must be an integer >= 1, got 0"),
+        ({"n_layers": 1.5}, TypeError, r"n_layers must be an integer >= 1, got 1.5"),
+    ],
+)
+def test_kv_cache_refuses_bad_input(kwargs: dict, error: type, message: str) -> None:
+    with pytest.raises(error, match=message):
+        kv_cache_bytes(**({"seq_len": 10, "n_layers": 2, "embed_dim": 8} | kwargs))
+
+
+# --- FLOPs per token: weights plus attention ---
+
+
+def test_flops_of_gpt2_small_by_hand() -> None:
+    cfg = MODELS["gpt2-small"]
+    flops = flops_per_token(cfg, 1024)
+    # 2 * (12 * 12 * 768**2 + 50257 * 768) = 2 * (84,934,656 + 38,597,376)
+    assert flops.weights == 247_064_064
+    assert flops.attention == 4 * 12 * 1024 * 768 == 37_748_736
+    assert flops.total == 284_812_800
+    assert flops.attention_share == pytest.approx(37_748_736 / 284_812_800, rel=1e-15)
+
+
+def test_flops_of_gpt3_175b_by_hand() -> None:
+    flops = flops_per_token(MODELS["gpt3-175b"], 2048)
+    # 2 * (12 * 96 * 12288**2 + 50257 * 12288) = 2 * (173,946,175,488 + 617,558,016)
+    assert flops.weights == 349_127_467_008
+    assert flops.attention == 4 * 96 * 2048 * 12288 == 9_663_676_416
+    assert round(flops.attention_share, 4) == 0.0269  # 9.66e9 / (349.1e9 + 9.66e9)
+
+
+@pytest.mark.parametrize(
+    ("name", "parity"),
+    [
+        ("gpt2-small", 6_703),  # 6 * 768 + 50257 / 24 = 4608 + 2094.04 = 6702.04, rounded up
+        ("gpt3-175b", 73_990),  # 6 * 12288 + 50257 / 192 = 73728 + 261.76 = 73989.76
+    ],
+)
+def test_attention_passes_half_of_the_flops_at_the_parity_length(name: str, parity: int) -> None:
+    cfg = MODELS[name]
+    assert attention_flops_parity(cfg) == parity
+    assert attention_flops_share(cfg, parity) >= 0.5
+    assert attention_flops_share(cfg, parity - 1) < 0.5
+
+
+def test_attention_share_grows_with_context_and_training_triples_both_parts() -> None:
+    cfg = MODELS["gpt2-small"]
+    shares = [attention_flops_share(cfg, n) for n in (0, 1024, 8192, 65536)]
+    assert shares[0] == 0.0
+    assert shares == sorted(shares) and shares[-1] > 0.9
+    forward, training = flops_per_token(cfg, 1024), flops_per_token(cfg, 1024, training=True)
+    assert (training.weights, training.attention) == (3 * forward.weights, 3 * forward.attention)
+    assert training.attention_share == forward.attention_share
+
+
+@pytest.mark.parametrize("name", ["gpt2-small", "gpt2-xl", "gpt3-175b"])
+def test_training_flops_agree_with_nanogpt_estimate_mfu(name: str) -> None:
+    """nanoGPT: 6 N + 12 L H Q T per token, N all parameters but the position table.
+
+    Its N also holds biases and LayerNorms (O(d) per layer), which we leave out: within 0.1%.
+    """
+    cfg = MODELS[name]
+    seq_len = cfg.max_seq_len
+    n_params = transformer_parameter_count(cfg) - cfg.max_seq_len * cfg.embed_dim
+    nanogpt = 6 * n_params + 12 * cfg.n_layers * cfg.n_heads * cfg.head_dim * seq_len
+    ours = flops_per_token(cfg, seq_len, training=True).total
+    assert ours == pytest.approx(nanogpt, rel=1e-3)
+    assert ours < nanogpt  # the left-out biases and LayerNorms
+
+
+def test_flops_relate_to_kaplans_table_1() -> None:
+    """Kaplan: C_forward = 2N + 2 n_layer n_ctx d_attn, N = 12 n_layer d^2, head left out."""
+    cfg = MODELS["gpt3-xl"]
+    d, layers = cfg.embed_dim, cfg.n_layers
+    flops = flops_per_token(cfg, 2048)
+    assert flops.weights - 2 * cfg.vocab_size * d == 2 * 12 * layers * d**2
+    assert flops.attention == 2 * (2 * layers * 2048 * d)  # the full matrix: twice the causal half
+
+
+def test_flops_refuse_bad_lengths() -> None:
+    with pytest.raises(ValueError, match=r"seq_len must be an integer >= 0, got -5"):
+        flops_per_token(MODELS["gpt2-small"], -5)
+    with pytest.raises(TypeError, match=r"seq_len must be an integer >= 0, got 1024.0"):
+        attention_flops_share(MODELS["gpt2-small"], 1024.0)  # type: ignore[arg-type]
+    assert flops_per_token(MODELS["gpt2-small"], np.int16(1024)) == flops_per_token(
+        MODELS["gpt2-small"], 1024
+    )
+
+
+def test_kaplans_count_leaves_out_the_head_and_half_the_matrix() -> None:
+    """Kaplan et al.'s C_forward = 2N + 2 n_layer n_ctx d_attn with N = 12 n_layer d^2."""
+    cfg = MODELS["gpt2-small"]
+    kaplan = flops_per_token(cfg, 1024, convention="kaplan")
+    assert kaplan.weights == 2 * 12 * 12 * 768**2 == 169_869_312
+    assert kaplan.attention == 2 * 12 * 1024 * 768 == 18_874_368
+    assert f"{kaplan.attention_share:.1%}" == "10.0%"
+    assert f"{flops_per_token(cfg, 1024).attention_share:.1%}" == "13.3%"
+    palm = flops_per_token(cfg, 1024, convention="palm")
+    assert palm == flops_per_token(cfg, 1024)  # the default
+    assert palm.attention == 2 * kaplan.attention
+    assert palm.weights - kaplan.weights == 2 * cfg.vocab_size * cfg.embed_dim  # the head
+    assert flops_per_token(cfg, 1024, training=True, convention="kaplan").weights == (
+        3 * kaplan.weights
+    )
+
+
+@pytest.mark.parametrize(
+    ("name", "parity"),
+    [("gpt2-small", 12 * 768), ("gpt3-175b", 12 * 12_288)],  # 2 L n d >= 24 L d^2: n = 12 d
+)
+def test_kaplans_parity_is_twelve_widths(name: str, parity: int) -> None:
+    cfg = MODELS[name]
+    assert attention_flops_parity(cfg, convention="kaplan") == parity
+    assert attention_flops_share(cfg, parity, convention="kaplan") == 0.5
+    assert attention_flops_share(cfg, parity - 1, convention="kaplan") < 0.5
+
+
+def test_flops_of_a_banded_layer_stop_growing_at_the_window() -> None:
+    cfg = MODELS["gpt3-175b"]
+    banded = [flops_per_token(cfg, n, window=256).attention for n in (128, 256, 2048, 65_536)]
+    assert banded[0] * 2 == banded[1] == banded[2] == banded[3]
+    assert banded[1] == flops_per_token(cfg, 256).attention  # within the window: as dense
+    assert flops_per_token(cfg, 2048, window=256).weights == flops_per_token(cfg, 2048).weights
+
+
+def test_flops_refuse_an_unknown_convention() -> None:
+    with pytest.raises(
+        ValueError, match=r"convention must be 'palm' or 'kaplan', got 'chinchilla'"
+    ):
+        flops_per_token(MODELS["gpt2-small"], 1024, convention="chinchilla")  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match=r"convention must be 'palm' or 'kaplan', got 'PaLM'"):
+        attention_flops_parity(MODELS["gpt2-small"], convention="PaLM")  # type: ignore[arg-type]

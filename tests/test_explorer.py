@@ -1,25 +1,15 @@
-"""Chapter 4's cost explorer in Chromium: the numbers it shows are the package's.
+"""The cost explorer's numbers (gptembed.explorer): one setting, and the grid the page reads.
 
-The tests move the slider and the pickers as a reader would (the slider and, in one test, every
-control by keyboard alone) and compare every shown value, exact and as text, with the package's
-own functions: `attention_scores_bytes`, `softmax_statistics_bytes`, `kv_cache_bytes`,
-`flops_per_token` and the parameter arithmetic, not through `gptembed.explorer`. They also
-check that the explorer works from `file://` without a server, that axe finds no violation
-after the settings change, in either theme, and that the built data is what the package
-computes now. The browser and the server are tests/conftest.py's fixtures; axe and the theme
-switch come from test_browser.py.
+The explorer itself, in the browser, is tested in tests/book/test_explorer_in_browser.py.
 """
 
 from __future__ import annotations
 
+import itertools
 import json
-import re
-from collections.abc import Iterator
-from typing import TYPE_CHECKING, Any, NamedTuple
 
+import numpy as np
 import pytest
-from book_site import BUILD, SCREENSHOTS, built_page, require_build, source_of, toc_docnames
-from test_browser import VIEWPORT, Visit, _axe, _open, _switch_to_dark
 
 from gptembed import (
     MODELS,
@@ -28,234 +18,177 @@ from gptembed import (
     format_bytes,
     gpt_parameter_count,
     kv_cache_bytes,
-    model_label,
-    softmax_statistics_bytes,
 )
-from gptembed.explorer import ACCELERATORS, ATTENTION_MODES, explorer_grid, format_share
+from gptembed.explorer import (
+    ACCELERATORS,
+    ATTENTION_MODES,
+    EXPLORER_BATCH_SIZES,
+    EXPLORER_DTYPES,
+    EXPLORER_LENGTHS,
+    context_costs,
+    explorer_grid,
+    format_share,
+)
 
-if TYPE_CHECKING:
-    from playwright.sync_api import Browser, Page
-
-pytestmark = pytest.mark.browser
-
-PAGES = [name for name in toc_docnames() if "{cost-explorer}" in source_of(name).read_text()]
-DTYPES = {4: "fp32 (4 bytes)", 2: "fp16 or bf16 (2 bytes)"}
-MODES = {
-    "eager": "eager attention",
-    "fused": "fused (flash-style) kernel",
-    "decode": "one decoding step with a KV cache",
-}
-LENGTHS = [2**p for p in range(8, 21)]
+GIB = 2**30
 
 
-class Setting(NamedTuple):
-    model: str
-    tokens: int
-    bytes_per_element: int
-    batch: int
-    mode: str
-
-    def __str__(self) -> str:
-        return f"{self.model}-{self.tokens}-{self.bytes_per_element}B-b{self.batch}-{self.mode}"
-
-
-SETTINGS = [
-    Setting("gpt2-small", 1_024, 4, 1, "eager"),  # where the explorer opens
-    Setting("gpt2-small", 256, 4, 1, "eager"),  # the shortest context
-    Setting("gpt3-175b", 2**20, 2, 64, "eager"),  # every control at its far end
-    Setting("gpt3-175b", 256, 4, 64, "decode"),
-    Setting("gpt2-large", 2**20, 4, 1, "fused"),
-    Setting("gpt2-medium", 16_384, 2, 8, "fused"),
-    Setting("gpt3-13b", 4_096, 4, 2, "decode"),
-    Setting("gpt2-xl", 65_536, 2, 1, "decode"),
-    Setting("gpt3-xl", 2_048, 4, 32, "fused"),
-    Setting("gpt3-small", 262_144, 2, 4, "eager"),
-]
+def test_gpt2_small_at_its_own_context_by_hand() -> None:
+    costs = context_costs(MODELS["gpt2-small"], 1024)
+    assert costs.position_params == 1024 * 768
+    assert costs.params == 124_439_808  # the published model: its table has 1,024 rows
+    assert costs.position_share == pytest.approx(786_432 / 124_439_808, rel=1e-15)
+    assert costs.weight_bytes == 4 * 124_439_808
+    assert costs.scores_layer_bytes == 12 * 1024**2 * 4 == 48 * 2**20
+    assert costs.scores_all_bytes == costs.kept_bytes == 576 * 2**20
+    assert costs.kv_cache_bytes == 2 * 12 * 1024 * 768 * 4
+    assert f"{costs.attention_share:.1%}" == "13.3%"
+    assert f"{costs.attention_share_kaplan:.1%}" == "10.0%"
+    assert costs.holds == tuple(ACCELERATORS)  # 576 MiB fits in every one
 
 
-def expected(setting: Setting) -> dict[str, tuple[Any, str]]:
-    """Every value the explorer should show for ``setting``: ``{slot: (exact, text)}``."""
-    cfg = MODELS[setting.model]
-    n, size, batch = setting.tokens, setting.bytes_per_element, setting.batch
-    heads, layers, width = cfg.n_heads, cfg.n_layers, cfg.embed_dim
-    if setting.mode == "eager":
-        layer = attention_scores_bytes(n, heads, 1, batch, size)
-    elif setting.mode == "fused":
-        layer = softmax_statistics_bytes(n, heads, 1, batch)
-    else:  # one new token: a band of one row, n keys wide, is the same 1 x n row per head
-        layer = attention_scores_bytes(n, heads, 1, batch, size, window=1)
-    cache = kv_cache_bytes(n, layers, width, batch, size)
-    kept = cache + layer if setting.mode == "decode" else layers * layer
-    params = gpt_parameter_count(cfg.vocab_size, n, width, layers)
-    holds = [name for name, memory in ACCELERATORS.items() if kept <= memory]
-    share = flops_per_token(cfg, n).attention_share
-    kaplan = flops_per_token(cfg, n, convention="kaplan").attention_share
-    return {
-        "position-params": (n * width, f"{n * width:,}"),
-        "params": (params, f"{params:,}"),
-        "position-share": (n * width / params, format_share(n * width / params)),
-        "weights": (params * size, format_bytes(params * size)),
-        "scores-layer": (layer, format_bytes(layer)),
-        "scores-all": (layers * layer, format_bytes(layers * layer)),
-        "kv-cache": (cache, format_bytes(cache)),
-        "kept": (kept, format_bytes(kept)),
-        "holds": (holds, ", ".join(holds) or "none"),
-        "share": (share, f"{share:.1%}"),
-        "share-kaplan": (kaplan, f"{kaplan:.1%}"),
-    }
+def test_the_three_modes_keep_different_things() -> None:
+    cfg = MODELS["gpt2-small"]
+    n, batch = 8192, 4
+    eager, fused, decode = (
+        context_costs(cfg, n, batch_size=batch, bytes_per_element=2, mode=mode)
+        for mode in ("eager", "fused", "decode")
+    )
+    assert eager.scores_layer_bytes == batch * 12 * n * n * 2
+    assert fused.scores_layer_bytes == batch * 12 * n * 4  # one fp32 number per row
+    assert decode.scores_layer_bytes == batch * 12 * n * 2  # one row of n per head
+    assert eager.kept_bytes == 12 * eager.scores_layer_bytes
+    assert fused.kept_bytes == 12 * fused.scores_layer_bytes
+    assert decode.kept_bytes == decode.kv_cache_bytes + decode.scores_layer_bytes
+    # the mode changes only what attention keeps: parameters and FLOPs are the same
+    assert eager.params == fused.params == decode.params
+    assert eager.attention_share == fused.attention_share == decode.attention_share
+    assert eager.scores_all_bytes == 4 * 18 * GIB  # 18 GiB a sequence in fp16 (the chapter)
+    assert eager.holds == ("A100/H100 80 GB",)
+    assert fused.holds == decode.holds == tuple(ACCELERATORS)
 
 
-SHOWN_JS = """root => Object.fromEntries([...root.querySelectorAll('data')]
-    .map(d => [d.id.replace(/^ce-/, ''), [d.value, d.textContent]]))"""
+def test_holds_lists_the_accelerators_with_room_smallest_first() -> None:
+    cfg = MODELS["gpt2-small"]
+    # fp32 scores of all layers: 36 GiB at 8K tokens, past 24 and under 40
+    assert context_costs(cfg, 8192).scores_all_bytes == 36 * GIB
+    assert context_costs(cfg, 8192).holds == ("A100 40 GB", "A100/H100 80 GB")
+    assert context_costs(cfg, 16_384).holds == ()  # 144 GiB
+    memory = dict(ACCELERATORS)
+    assert list(memory.values()) == sorted(memory.values())
 
 
-def shown(page: Page) -> dict[str, tuple[Any, str]]:
-    """What the explorer shows: ``{slot: (exact, text)}``, the exact value read back from the
-    ``value`` attribute as the type the package computes (int, float, list of names)."""
-    values = page.locator("[data-cost-explorer]").evaluate(SHOWN_JS)
-    read = {}
-    for key, (value, text) in values.items():
-        if key == "holds":
-            read[key] = (value.split("|") if value else [], text)
-        elif "share" in key:
-            read[key] = (float(value), text)
-        else:
-            read[key] = (int(value), text)
-    return read
+def test_the_position_table_grows_with_the_context() -> None:
+    cfg = MODELS["gpt2-small"]
+    longest = context_costs(cfg, 2**20)
+    assert longest.position_params == 2**20 * 768
+    assert longest.params == gpt_parameter_count(50_257, 2**20, 768, 12)
+    assert longest.position_share > 0.85  # a million rows outweigh the rest of GPT-2 small
 
 
-def set_length(page: Page, tokens: int) -> None:
-    """Move the slider by keyboard, as a reader would: Home, then one step right at a time."""
-    slider = page.locator("#ce-length")
-    slider.focus()
-    slider.press("Home")
-    for _ in range(LENGTHS.index(tokens)):
-        slider.press("ArrowRight")
+@pytest.mark.parametrize(
+    ("kwargs", "error", "message"),
+    [
+        ({"seq_len": 0}, ValueError, r"seq_len must be an integer >= 1, got 0"),
+        ({"seq_len": 1024.0}, TypeError, r"seq_len must be an integer >= 1, got 1024.0"),
+        ({"batch_size": 0}, ValueError, r"batch_size must be an integer >= 1, got 0"),
+        ({"bytes_per_element": 0}, ValueError, r"bytes_per_element must be an integer >= 1"),
+        (
+            {"mode": "lazy"},
+            ValueError,
+            r"mode must be one of 'eager', 'fused', 'decode', got 'lazy'",
+        ),
+    ],
+)
+def test_context_costs_refuse_bad_input(kwargs: dict, error: type, message: str) -> None:
+    with pytest.raises(error, match=message):
+        context_costs(MODELS["gpt2-small"], **({"seq_len": 1024} | kwargs))
 
 
-def choose(page: Page, setting: Setting) -> None:
-    """Set every control of the explorer to ``setting``."""
-    cfg = MODELS[setting.model]
-    sizes = f"{cfg.n_layers} layers of {cfg.n_heads} heads, width {cfg.embed_dim:,}"
-    page.select_option("#ce-model", label=f"{model_label(setting.model)} ({sizes})")
-    set_length(page, setting.tokens)
-    page.select_option("#ce-dtype", label=DTYPES[setting.bytes_per_element])
-    page.select_option("#ce-batch", label=str(setting.batch))
-    page.get_by_label(MODES[setting.mode], exact=True).check()
+def test_numpy_integers_are_taken_as_ints() -> None:
+    costs = context_costs(
+        MODELS["gpt2-small"], np.int32(1024), batch_size=np.int64(2), bytes_per_element=np.int8(2)
+    )
+    assert costs == context_costs(MODELS["gpt2-small"], 1024, batch_size=2, bytes_per_element=2)
+    assert type(costs.kept_bytes) is int
+
+
+def test_format_share_keeps_three_digits_without_exponents() -> None:
+    assert format_share(0.133) == "13.3%"
+    assert format_share(1.76e-7) == "0.0000176%"
+    assert format_share(0.5) == "50%"
+    assert format_share(0.99999) == "100%"
 
 
 @pytest.fixture(scope="module")
-def explorer(browser: Browser, site: str) -> Iterator[tuple[Page, Visit]]:
-    """Chapter 4 open in a tab of its own, light theme, with its console watched."""
-    assert PAGES, "no page of the book holds a {cost-explorer}"
-    context = browser.new_context(viewport=VIEWPORT, color_scheme="light")
-    page, visit = _open(context, f"{site}{PAGES[0]}.html")
-    try:
-        yield page, visit
-    finally:
-        context.close()
+def grid() -> dict:
+    return explorer_grid()
 
 
-@pytest.mark.parametrize("setting", SETTINGS, ids=str)
-def test_explorer_shows_the_package_numbers(explorer: tuple[Page, Visit], setting: Setting) -> None:
-    """At each setting every shown value, exact and as text, is the package's."""
-    page, visit = explorer
-    if setting != SETTINGS[0]:  # the first: as the page opens, nothing touched
-        choose(page, setting)
-    assert shown(page) == expected(setting)
-    label = f"{setting.tokens:,} tokens"
-    assert page.locator("#ce-length").get_attribute("aria-valuetext") == label
-    assert page.locator("#ce-length-shown").text_content() == label
-    summary = page.locator("#ce-summary").text_content() or ""
-    assert summary.startswith(f"{model_label(setting.model)}, {label}, ")
-    assert f"attention keeps {expected(setting)['kept'][1]}" in summary
-    held = ATTENTION_MODES[setting.mode].held  # what the two rows of scores count
-    assert page.locator(".ce-held").all_text_contents() == [held, held]
-    assert visit.errors == []
+def _setting_indices() -> itertools.product:
+    return itertools.product(
+        range(len(MODELS)),
+        range(len(EXPLORER_LENGTHS)),
+        range(len(EXPLORER_DTYPES)),
+        range(len(EXPLORER_BATCH_SIZES)),
+        range(len(ATTENTION_MODES)),
+    )
 
 
-def test_explorer_by_keyboard_alone(explorer: tuple[Page, Visit]) -> None:
-    """Tab moves through the controls in order, and arrow keys change each of them."""
-    page, visit = explorer
-    choose(page, SETTINGS[0])
-    page.locator("#ce-model").focus()
-    page.keyboard.press("ArrowDown")  # the next model: GPT-2 medium
-    for key in ["Tab", "ArrowRight", "Tab", "ArrowDown", "Tab", "ArrowDown", "Tab", "ArrowRight"]:
-        page.keyboard.press(key)  # length 2,048; fp16; batch 2; the fused kernel
-    focused = page.evaluate("document.activeElement.closest('[data-cost-explorer]') !== null")
-    assert focused, "the focus left the explorer"
-    assert shown(page) == expected(Setting("gpt2-medium", 2_048, 2, 2, "fused"))
-    assert visit.errors == []
+def test_grid_spans_the_controls(grid: dict) -> None:
+    assert EXPLORER_LENGTHS[0] == 256 and EXPLORER_LENGTHS[-1] == 2**20
+    assert [m["key"] for m in grid["models"]] == list(MODELS)
+    assert [length["tokens"] for length in grid["lengths"]] == list(EXPLORER_LENGTHS)
+    assert grid["lengths"][-1]["label"] == "1,048,576 tokens"
+    assert [d["bytes"] for d in grid["dtypes"]] == [4, 2]
+    assert grid["batch_sizes"] == list(EXPLORER_BATCH_SIZES)
+    assert [mode["key"] for mode in grid["modes"]] == ["eager", "fused", "decode"]
+    assert grid["accelerators"] == list(ACCELERATORS)
+    shape = np.array(grid["by_setting"], dtype=object).shape
+    assert shape == (12, 13, 2, 7, 3, 6)
+    assert np.array(grid["by_length"]).shape == (12, 13, 5)
 
 
-def test_explorer_screenshots(explorer: tuple[Page, Visit]) -> None:
-    """Two settings, saved in `_build/screenshots/` for a person to look at."""
-    page, _ = explorer
-    for setting in (SETTINGS[0], SETTINGS[5]):
-        choose(page, setting)
-        path = SCREENSHOTS / f"explorer-{setting}.png"
-        SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-        page.locator("[data-cost-explorer]").screenshot(path=path)
-        assert path.stat().st_size > 10_000, f"{path} is nearly empty"
+def test_grid_looks_up_what_context_costs_computes(grid: dict) -> None:
+    """Every setting the controls reach: the indices lead to this setting's values."""
+    values, models = grid["values"], list(MODELS.values())
+    for m, n, d, b, k in _setting_indices():
+        costs = context_costs(
+            models[m],
+            EXPLORER_LENGTHS[n],
+            batch_size=EXPLORER_BATCH_SIZES[b],
+            bytes_per_element=grid["dtypes"][d]["bytes"],
+            mode=grid["modes"][k]["key"],
+        )
+        shown = [values[i] for i in grid["by_setting"][m][n][d][b][k]]
+        exact = [costs.weight_bytes, costs.kv_cache_bytes, costs.scores_layer_bytes]
+        exact += [costs.scores_all_bytes, costs.kept_bytes]
+        assert shown[:5] == [[str(x), format_bytes(x)] for x in exact]
+        assert shown[5] == [list(costs.holds), ", ".join(costs.holds) or "none"]
 
 
-def test_axe_finds_no_violation_after_changes_light(explorer: tuple[Page, Visit]) -> None:
-    """With the settings changed (the decoding step, GPT-3 175B at a million tokens), axe-core
-    finds no violation on the page (test_browser scans it as it opens, in both themes)."""
-    page, visit = explorer
-    choose(page, Setting("gpt3-175b", 2**20, 2, 64, "decode"))
-    violations = _axe(page, visit)  # axe's own requests are not the page's
-    assert not violations, f"axe after changes: {violations}"
+def test_grid_agrees_with_the_package_formulas(grid: dict) -> None:
+    """A few settings checked against the formulas themselves, not through context_costs."""
+    values = grid["values"]
+    keys = list(MODELS)
+    for key, n, batch in [("gpt2-small", 1024, 1), ("gpt3-175b", 2**20, 64), ("gpt2-xl", 256, 8)]:
+        cfg, m = MODELS[key], keys.index(key)
+        li, bi = EXPLORER_LENGTHS.index(n), EXPLORER_BATCH_SIZES.index(batch)
+        eager = [values[i][0] for i in grid["by_setting"][m][li][0][bi][0]]
+        assert int(eager[3]) == attention_scores_bytes(n, cfg.n_heads, cfg.n_layers, batch, 4)
+        assert int(eager[1]) == kv_cache_bytes(n, cfg.n_layers, cfg.embed_dim, batch, 4)
+        by_length = [values[i][0] for i in grid["by_length"][m][li]]
+        assert int(by_length[0]) == n * cfg.embed_dim
+        assert by_length[3] == flops_per_token(cfg, n).attention_share
+        assert by_length[4] == flops_per_token(cfg, n, convention="kaplan").attention_share
 
 
-def test_axe_finds_no_violation_after_changes_dark(browser: Browser, site: str) -> None:
-    """The same in the dark theme, switched at the top of the page as a reader would on arrival
-    (test_browser does the same), then the settings changed."""
-    context = browser.new_context(viewport=VIEWPORT, color_scheme="light")
-    try:
-        page, visit = _open(context, f"{site}{PAGES[0]}.html")
-        _switch_to_dark(page)
-        choose(page, Setting("gpt2-xl", 2**20, 4, 16, "fused"))
-        assert shown(page) == expected(Setting("gpt2-xl", 2**20, 4, 16, "fused"))
-        violations = _axe(page, visit)
-        assert not violations, f"axe (dark) after changes: {violations}"
-        assert visit.errors == []
-    finally:
-        context.close()
-
-
-def test_explorer_works_from_disk(browser: Browser) -> None:
-    """Opened as a file, without a server, the explorer loads its data and answers a change."""
-    require_build()
-    context = browser.new_context(viewport=VIEWPORT)
-    try:
-        page, visit = _open(context, built_page(PAGES[0]).as_uri())
-        assert shown(page) == expected(SETTINGS[0])
-        choose(page, SETTINGS[2])
-        assert shown(page) == expected(SETTINGS[2])
-        assert visit.errors == []
-        assert all(url.startswith(("file:", "data:")) for url in visit.requests), visit.requests
-    finally:
-        context.close()
-
-
-DATA_LINE = re.compile(r"^window\.GPTEMBED_COST_GRID = (?P<json>\{.*\});$", re.MULTILINE)
-
-
-def test_built_data_is_what_the_package_computes() -> None:
-    """The data the page reads is `explorer_grid()` as the package computes it now."""
-    require_build()
-    text = (BUILD / "_static" / "cost_explorer_data.js").read_text(encoding="utf8")
-    match = DATA_LINE.search(text)
-    assert match, "cost_explorer_data.js does not set window.GPTEMBED_COST_GRID"
-    assert json.loads(match["json"]) == explorer_grid()
-
-
-def test_explorer_files_load_only_where_the_explorer_is() -> None:
-    """The explorer's data, script and style are on its page and on no other."""
-    require_build()
-    for docname in toc_docnames():
-        html = built_page(docname).read_text(encoding="utf8")
-        files = set(re.findall(r"_static/(cost_explorer[\w.]*)", html))
-        wanted = {"cost_explorer_data.js", "cost_explorer.js", "cost_explorer.css"}
-        assert files == (wanted if docname in PAGES else set()), docname
+def test_grid_is_json_that_keeps_every_integer_exact(grid: dict) -> None:
+    """Integers travel as strings: JavaScript's numbers are exact only up to 2**53."""
+    text = json.dumps(grid)
+    assert json.loads(text) == grid
+    exact = [value for value, _ in grid["values"]]
+    assert not any(isinstance(value, int) for value in exact)
+    biggest = max(int(value) for value in exact if isinstance(value, str))
+    assert biggest > 2**53  # GPT-3 175B's scores at a million tokens
+    assert len({json.dumps(v) for v in grid["values"]}) == len(grid["values"])  # each value once

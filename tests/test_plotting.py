@@ -28,27 +28,42 @@ from gptembed import (
     model_label,
     transformer_parameter_count,
 )
+from gptembed.attention_model import mean_by_lag
+from gptembed.gpt import attention_by_lag
 from gptembed.plotting import (
     ADDITION_FIGSIZE,
     ASYMMETRY_FIGSIZE,
     BOUNDARY_STYLE,
     COLORBAR_WIDTH,
     DIVERGING_CMAP,
+    EXTRAPOLATION_FIGSIZE,
     FIGSIZE,
     LINE_COLOURS,
     LINE_DASHES,
     LINE_MARKERS,
     MEMORY_FIGSIZE,
     PALETTE,
+    PCA_FIGSIZE,
     SIMILARITY_PANEL_SIZE,
     new_figure,
+    plot_attention_by_lag,
     plot_attention_memory,
+    plot_context_costs,
     plot_embedding_addition,
+    plot_loss_by,
+    plot_loss_by_position,
     plot_loss_curves,
     plot_parameter_asymmetry,
     plot_position_similarity,
+    plot_principal_components,
+    plot_score_terms,
+    plot_score_terms_by_lag,
+    plot_similarity_by_lag,
+    plot_training_curve,
     series_styles,
 )
+from gptembed.positions import sinusoidal_table
+from gptembed.probes import principal_components
 
 
 @pytest.fixture(autouse=True)
@@ -432,3 +447,292 @@ def test_without_matplotlib_the_error_says_to_install_the_plot_extra() -> None:
         "gptembed.plotting draws with matplotlib, which is not installed: install the plot "
         'extra with pip install "gptembed[plot]"'
     )
+
+
+# The attention chapters' figures: what they draw, and the inputs they refuse.
+
+
+def test_score_terms_share_one_scale_and_grey_out_the_future() -> None:
+    first = np.arange(16.0).reshape(4, 4)
+    first[0, 3] = 100.0  # a future key: hidden, so it must not set the scale
+    terms = {"a": first, "b": -np.ones((4, 4))}
+    fig = plot_score_terms(terms)
+    assert isinstance(fig, Figure)
+    panels = [ax for ax in fig.axes if ax.get_title()]
+    assert [ax.get_title() for ax in panels] == ["a", "b"]
+    images = [ax.get_images()[0] for ax in panels]
+    limits = {image.get_clim() for image in images}
+    assert limits == {(-15.0, 15.0)}  # the largest visible |value|: 15 at (3, 3)
+    assert images[0].get_array().mask[0, 1] and not images[0].get_array().mask[1, 0]
+
+
+def test_score_terms_scale_ignores_minus_inf_and_greys_it_out() -> None:
+    """A -inf score (a key given no weight) is hidden like a future key; it sets no scale."""
+    term = np.arange(16.0).reshape(4, 4)
+    term[3, 0] = -np.inf
+    (image,) = plot_score_terms({"a": term}).axes[0].get_images()
+    assert image.get_clim() == (-15.0, 15.0)
+    assert image.get_array().mask[3, 0] and not image.get_array().mask[3, 1]
+
+
+@pytest.mark.parametrize("bad", [np.nan, np.inf])
+def test_score_terms_refuse_nan_and_plus_inf_where_a_query_looks(bad: float) -> None:
+    term = np.zeros((4, 4))
+    term[0, 2] = bad  # a future key: hidden, so allowed
+    assert isinstance(plot_score_terms({"a": term}), Figure)
+    term[2, 1] = bad
+    with pytest.raises(
+        ValueError,
+        match=rf"term 'a' holds 1 score\(s\) that are NaN or \+inf where a query may look, "
+        rf"the first {bad} at query 2, key 1: only -inf",
+    ):
+        plot_score_terms({"a": term})
+
+
+def test_score_terms_refuse_mismatched_shapes_and_axes() -> None:
+    with pytest.raises(ValueError, match=r"\(T, T\) arrays of one shape"):
+        plot_score_terms({"a": np.zeros((3, 3)), "b": np.zeros((4, 4))})
+    with pytest.raises(ValueError, match="axes must hold 1 axes, got 0"):
+        plot_score_terms({"a": np.zeros((3, 3))}, axes=[])
+
+
+def test_line_figures_draw_one_line_per_entry() -> None:
+    fig = plot_similarity_by_lag({"x": [0.5, -0.2, 0.1], "y": [0.0, 0.0, 0.0]}, marks=[2])
+    (ax,) = fig.axes
+    assert [line.get_label() for line in ax.get_lines()][:2] == ["x", "y"]
+    np.testing.assert_array_equal(ax.get_lines()[0].get_xdata(), [1, 2, 3])
+    fig = plot_loss_by([0, 1, 2], {"m": [1.0, 2.0, 3.0]}, "start", marks={"window": 1.0})
+    (ax,) = fig.axes
+    assert ax.get_xlabel() == "start" and ax.get_ylabel() == "cross-entropy (nats)"
+    assert plot_loss_by([0], {"m": [1.0]}, "x", ylabel="excess").axes[0].get_ylabel() == "excess"
+    np.testing.assert_array_equal(ax.get_lines()[0].get_ydata(), [1.0, 2.0, 3.0])
+
+
+def test_line_figures_draw_every_line_and_tell_them_apart() -> None:
+    """Seven lines each: every one drawn (five and four were, before), no two alike."""
+    profiles = {f"table {i}": np.linspace(-1, 1, 5) * i / 7 for i in range(7)}
+    for fig in (
+        plot_similarity_by_lag(profiles),
+        plot_loss_by(np.arange(5), profiles, "x"),
+        plot_score_terms_by_lag({name: np.full((3, 3), i) for i, name in enumerate(profiles)}),
+    ):
+        lines = [line for line in fig.axes[0].get_lines() if not line.get_label().startswith("_")]
+        assert [line.get_label() for line in lines] == list(profiles)
+        assert len({(line.get_color(), line.get_marker()) for line in lines}) == 7
+        assert len(fig.axes[0].get_legend().get_texts()) == 7
+
+
+def test_line_figures_refuse_nothing_to_draw() -> None:
+    with pytest.raises(ValueError, match="profiles must hold at least one line, got none"):
+        plot_similarity_by_lag({})
+    with pytest.raises(ValueError, match="curves must hold at least one line, got none"):
+        plot_loss_by([0], {}, "x")
+    with pytest.raises(ValueError, match="terms must hold at least one line, got none"):
+        plot_score_terms_by_lag({})
+    with pytest.raises(ValueError, match="at most 35 lines apart"):
+        plot_similarity_by_lag({str(i): [0.0] for i in range(36)})
+
+
+def test_score_terms_by_lag_draw_each_terms_mean_at_lags_from_zero() -> None:
+    rng = np.random.default_rng(0)
+    terms = {"a": rng.standard_normal((2, 5, 5)), "b": np.tril(np.ones((5, 5)))}
+    fig = plot_score_terms_by_lag(terms, marks=[3])
+    (ax,) = fig.axes
+    np.testing.assert_allclose(fig.get_size_inches(), FIGSIZE)
+    a, b = ax.get_lines()[:2]
+    np.testing.assert_array_equal(a.get_xdata(), np.arange(5))
+    np.testing.assert_allclose(a.get_ydata(), mean_by_lag(terms["a"]))
+    np.testing.assert_allclose(b.get_ydata(), np.ones(5))
+    assert [line.get_xdata()[0] for line in ax.get_lines() if line.get_linestyle() == ":"] == [3]
+    assert ax.get_ylabel() == "mean score" and ax.get_xlabel().startswith("lag i - j")
+    with pytest.raises(ValueError, match="scores must have shape"):
+        plot_score_terms_by_lag({"a": np.zeros((2, 3))})
+
+
+def test_context_costs_draw_four_costs_with_their_growth() -> None:
+    """Scores quadratic, KV cache and position table linear, weights flat; the marks drawn."""
+    lengths = [256, 1024, 4096]
+    fig = plot_context_costs("gpt2-small", lengths, marks={"here": 930})
+    (ax,) = fig.axes
+    lines = [line for line in ax.get_lines() if line.get_label() != "_nolegend_"]
+    drawn = {line.get_label(): np.asarray(line.get_ydata(), dtype=float) for line in lines[:4]}
+    assert list(drawn) == [
+        "attention scores, all 12 layers (eager)",
+        "KV cache",
+        "model weights (124,439,808 parameters)",
+        "position table (n rows)",
+    ]
+    slopes = {label: np.polyfit(np.log2(lengths), np.log2(y), 1)[0] for label, y in drawn.items()}
+    assert [round(s, 9) for s in slopes.values()] == [2.0, 1.0, 0.0, 1.0]
+    assert drawn["attention scores, all 12 layers (eager)"][1] == 576 * 2**20
+    assert drawn["position table (n rows)"][0] == 256 * 768 * 4
+    assert [line.get_xdata()[0] for line in ax.get_lines()[4:]] == [930]  # the mark
+    assert [t.get_text() for t in ax.texts] == ["here"]
+    assert tuple(fig.get_size_inches()) == MEMORY_FIGSIZE
+    assert fig.get_facecolor()[3] == 1.0
+
+
+def test_context_costs_in_fp16_halve_every_line() -> None:
+    full, half = (
+        [
+            line.get_ydata()[0]
+            for line in plot_context_costs("gpt2-small", [256, 512], bytes_per_element=s)
+            .axes[0]
+            .get_lines()
+        ]
+        for s in (4, 2)
+    )
+    assert [f / h for f, h in zip(full, half, strict=True)] == [2.0] * 4
+
+
+def test_context_costs_refuse_bad_input() -> None:
+    with pytest.raises(KeyError, match=r"no model 'gpt4': MODELS has gpt2-small, gpt2-medium"):
+        plot_context_costs("gpt4", [256, 512])
+    with pytest.raises(ValueError, match=r"seq_lens must hold at least two lengths, got 1"):
+        plot_context_costs("gpt2-small", [256])
+    with pytest.raises(ValueError, match=r"seq_lens must be an integer >= 1, got 0"):
+        plot_context_costs("gpt2-small", [0, 256])
+    with pytest.raises(ValueError, match=r"bytes_per_element must be an integer >= 1, got 0"):
+        plot_context_costs("gpt2-small", [256, 512], bytes_per_element=0)
+
+
+# The extrapolation figure: one panel per task, one line per model, the trained length marked.
+
+
+def test_one_panel_per_task_and_one_line_per_model_on_a_log_scale() -> None:
+    curves = {"a": [np.nan, 0.5, 1e-6, 2.0, 4.0, 8.0, 9.0, 9.0], "b": np.full(8, 0.1)}
+    fig = plot_loss_by_position({"task one": curves, "task two": curves}, train_len=2)
+    assert isinstance(fig, Figure)
+    assert tuple(fig.get_size_inches()) == EXTRAPOLATION_FIGSIZE
+    assert [ax.get_title() for ax in fig.axes] == ["task one", "task two"]
+    ax = fig.axes[0]
+    assert ax.get_yscale() == "log"
+    lines = [line for line in ax.get_lines() if line.get_label() in curves]
+    assert [line.get_label() for line in lines] == ["a", "b"]
+    drawn = lines[0].get_ydata()
+    assert np.isnan(drawn[0]) and drawn[2] == 1e-3  # nan stays a gap; tiny losses at the floor
+    np.testing.assert_array_equal(lines[0].get_xdata(), np.arange(8))
+    dashed = [line.get_xdata()[0] for line in ax.get_lines() if line.get_linestyle() == "--"]
+    dotted = [line.get_xdata()[0] for line in ax.get_lines() if line.get_linestyle() == ":"]
+    assert dashed == [1.5] and dotted == [3.5, 5.5]  # T, then 2T and 3T
+    assert lines[0].get_color() == fig.axes[1].get_lines()[0].get_color()  # one colour per model
+
+
+def test_draws_on_given_axes_and_refuses_bad_input() -> None:
+    fig, axes = new_figure(ncols=2)
+    assert plot_loss_by_position({"x": {"m": [1.0]}, "y": {"m": [1.0]}}, 1, axes=axes) is fig
+    with pytest.raises(ValueError, match="axes must hold 2 axes, got 1"):
+        plot_loss_by_position({"x": {"m": [1.0]}, "y": {"m": [1.0]}}, 1, axes=axes[:1])
+    with pytest.raises(ValueError, match="panels must hold at least one task"):
+        plot_loss_by_position({}, 1)
+    with pytest.raises(ValueError, match="floor must be > 0"):
+        plot_loss_by_position({"x": {"m": [1.0]}}, 1, floor=0.0)
+    with pytest.raises(ValueError, match="train_len must be an integer >= 1, got 0"):
+        plot_loss_by_position({"x": {"m": [1.0]}}, 0)
+
+
+def test_every_model_gets_its_own_style_in_every_panel() -> None:
+    """Seven models: each drawn with a colour and marker of its own (six were styled before, the
+    seventh fell back to the sixth's black), the same in both panels."""
+    curves = {f"model {i}": np.full(8, 1.0 + i) for i in range(7)}
+    fig = plot_loss_by_position({"a": curves, "b": dict(reversed(curves.items()))}, 4)
+    styles = [
+        {line.get_label(): (line.get_color(), line.get_marker()) for line in ax.get_lines()
+         if line.get_label() in curves}
+        for ax in fig.axes
+    ]  # fmt: skip
+    assert len(set(styles[0].values())) == 7
+    assert styles[0] == styles[1]
+
+
+# Chapter 9's figures and analysis helpers: principal components, attention by lag, the
+# training curve: what they compute and draw, and the inputs they refuse.
+
+
+def test_principal_components_of_a_line_and_a_circle() -> None:
+    t = np.arange(20.0)
+    direction = np.array([3.0, 0.0, 4.0]) / 5.0
+    line = 7.0 + np.outer(t, direction)  # rows on a line, rising with t
+    pc = principal_components(line)
+    assert pc.variance_share[0] == pytest.approx(1.0)
+    np.testing.assert_allclose(pc.directions[0], direction, atol=1e-12)  # sign: rises with t
+    np.testing.assert_allclose(pc.scores[:, 0], t - t.mean(), atol=1e-9)
+    np.testing.assert_allclose(pc.mean, line.mean(axis=0))
+    falling = principal_components(line[::-1])
+    np.testing.assert_allclose(falling.scores[:, 0], t - t.mean(), atol=1e-9)
+    angle = 2 * np.pi * t / 20
+    circle = np.stack([np.cos(angle), np.sin(angle), np.zeros(20)], axis=1)
+    np.testing.assert_allclose(principal_components(circle).variance_share[:2], 0.5)
+
+
+def test_principal_components_refuse_degenerate_tables() -> None:
+    with pytest.raises(ValueError, match="at least 2 rows"):
+        principal_components(np.ones((1, 3)))
+    with pytest.raises(ValueError, match="every row of the table is the same"):
+        principal_components(np.ones((4, 3)))
+    with pytest.raises(ValueError, match="2-D"):
+        principal_components(np.ones(4))
+
+
+def test_attention_by_lag_reads_the_diagonals() -> None:
+    probs = np.zeros((2, 4, 4))
+    probs[0] = np.eye(4)  # every query on itself
+    probs[1, np.arange(1, 4), np.arange(3)] = 1.0  # every query but the first one back
+    probs[1, 0, 0] = 1.0
+    by_lag = attention_by_lag(probs, 2)
+    np.testing.assert_allclose(by_lag, [[1.0, 0.0, 0.0], [0.25, 1.0, 0.0]])
+    with pytest.raises(ValueError, match=r"max_lag must be in \[0, 3\], got 4"):
+        attention_by_lag(probs, 4)
+    with pytest.raises(ValueError, match=r"\(\.\.\., T, T\)"):
+        attention_by_lag(np.zeros((3, 4)), 1)
+
+
+def test_training_curve_draws_the_run_the_held_out_points_and_the_baselines() -> None:
+    fig = plot_training_curve([3.0, 2.0, 1.5, 1.2], [2, 4], [2.1, 1.4], baselines={"unigram": 3.2})
+    assert isinstance(fig, Figure)
+    (ax,) = fig.axes
+    lines = ax.get_lines()
+    np.testing.assert_array_equal(lines[0].get_xdata(), [1, 2, 3, 4])
+    np.testing.assert_array_equal(lines[1].get_ydata(), [2.1, 1.4])
+    np.testing.assert_array_equal(lines[2].get_ydata(), [3.2, 3.2])  # the baseline
+    assert "unigram 3.20" in [t.get_text() for t in ax.texts]
+    with pytest.raises(ValueError, match="one shape"):
+        plot_training_curve([1.0], [1, 2], [1.0])
+
+
+def test_principal_components_figure() -> None:
+    pc = principal_components(sinusoidal_table(32, 8))
+    fig = plot_principal_components(pc, n_components=2)
+    assert tuple(fig.get_size_inches()) == PCA_FIGSIZE
+    left, right = fig.axes[:2]
+    assert len(left.get_lines()) == 3  # two components and the zero line
+    assert "of the variance" in left.get_lines()[0].get_label()
+    np.testing.assert_allclose(right.collections[0].get_offsets()[:, 0], pc.scores[:, 0])
+    with pytest.raises(ValueError, match=r"n_components must be in \[1, 8\]"):
+        plot_principal_components(pc, n_components=9)
+
+
+def test_attention_by_lag_figure_has_one_row_per_head() -> None:
+    fig = plot_attention_by_lag({"head 1": [0.5, 0.3, 0.2], "head 2": [0.1, 0.8, 0.1]})
+    ax = fig.axes[0]
+    assert [t.get_text() for t in ax.get_yticklabels()] == ["head 1", "head 2"]
+    assert ax.get_images()[0].get_array().shape == (2, 3)
+    with pytest.raises(ValueError, match="rows of one length"):
+        plot_attention_by_lag({"a": [0.5, 0.5], "b": [1.0]})
+    with pytest.raises(ValueError, match="rows of one length"):
+        plot_attention_by_lag({})
+
+
+def test_training_curve_refuses_baselines_it_cannot_tell_apart() -> None:
+    """A third baseline was silently left undrawn (two colours); it is refused, saying why."""
+    three = {"unigram": 3.2, "bigram": 2.5, "trigram": 2.0}
+    with pytest.raises(ValueError, match=r"at most 2 baselines can be told apart .*, got 3"):
+        plot_training_curve([3.0, 2.0], [1], [2.1], baselines=three)
+
+
+def test_principal_components_draw_each_component_in_its_own_style() -> None:
+    """Six components: six different (colour, dashes) pairs (the sixth repeated the first)."""
+    table = np.random.default_rng(0).normal(size=(32, 8))
+    fig = plot_principal_components(principal_components(table), n_components=6)
+    lines = [line for line in fig.axes[0].get_lines() if line.get_label().startswith("component")]
+    assert len({(line.get_color(), str(line.get_linestyle())) for line in lines}) == 6

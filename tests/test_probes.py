@@ -7,6 +7,8 @@ from collections.abc import Callable
 import numpy as np
 import pytest
 
+from gptembed.attention_model import AttentionConfig, ScoreTerms, score_terms, term_spread, train
+from gptembed.positions import sinusoidal_table
 from gptembed.probes import (
     cosine_similarity_matrix,
     lagged_similarity,
@@ -114,3 +116,101 @@ def test_every_probe_refuses_a_table_of_width_zero(probe: Callable[[np.ndarray],
         ValueError, match=r"^table must be a 2-D \(L, D\) array with D >= 1, got shape \(16, 0\)$"
     ):
         probe(np.zeros((16, 0)))
+
+
+# Probes of what a position table encodes: similarity by lag, absolute position, shift maps.
+
+
+def _random_table(rows: int = 32, dim: int = 16, seed: int = 0) -> np.ndarray:
+    return np.random.default_rng(seed).standard_normal((rows, dim)) * 0.02
+
+
+def test_similarity_by_lag_is_the_mean_of_each_lag() -> None:
+    table = _random_table(10, 4)
+    by_lag = similarity_by_lag(table)
+    assert by_lag.shape == (9,)
+    for lag in (1, 4, 9):
+        assert by_lag[lag - 1] == pytest.approx(lagged_similarity(table, lag).mean())
+    with pytest.raises(ValueError, match="at least 2 rows, got 1"):
+        similarity_by_lag(table[:1])
+
+
+def test_position_probe_reads_a_table_built_to_encode_position_linearly() -> None:
+    rng = np.random.default_rng(1)
+    rows, dim = 32, 16
+    direction = rng.standard_normal(dim)
+    table = np.arange(rows)[:, None] * direction + rng.standard_normal((rows, dim)) * 0.01
+    linear = position_probe(table)
+    assert linear.held_out < 0.1
+    assert linear.baseline == pytest.approx(8.0)  # |t - mean| over interleaved folds of 0..31
+    random = position_probe(_random_table(rows, dim))
+    assert random.held_out > 4.0  # no better than a guess of the mean position
+    assert random.train < random.held_out  # it fits the rows it saw, not the others
+
+
+def test_shift_probe_is_exact_on_sinusoids_and_fails_on_random_rows() -> None:
+    sinusoids = sinusoidal_table(32, 16)
+    for shift in (1, 3, 7):
+        score = shift_probe(sinusoids, shift)
+        assert score.held_out < 1e-12 and score.train < 1e-12
+        assert score.baseline > 0.5
+    random = shift_probe(_random_table(), 3)
+    assert random.held_out > 1.0  # worse than predicting the mean row
+
+
+def test_shift_probe_with_too_few_rows_fits_anything_but_only_on_rows_it_saw() -> None:
+    # 12 rows in 16 dimensions: 6 or 7 fitted pairs per fold, fewer than D.
+    random = shift_probe(_random_table(12, 16), 3, n_folds=3)
+    assert random.train < 1e-20
+    assert random.held_out > 0.5
+
+
+def test_probes_refuse_bad_arguments() -> None:
+    table = _random_table(8, 4)
+    with pytest.raises(ValueError, match=r"shift must be in \[1, 7\] for this table, got 8"):
+        shift_probe(table, 8)
+    with pytest.raises(
+        ValueError, match=r"n_folds must be in \[2, 4\] for 8 rows \(two per fold\)"
+    ):
+        position_probe(table, n_folds=5)
+    with pytest.raises(ValueError, match=r"n_folds must be in \[2, 4\] for 8 rows .*, got 1$"):
+        position_probe(table, n_folds=1)
+    with pytest.raises(TypeError, match=r"n_folds must be an integer in \[2, 4\] .*, got 2.0"):
+        position_probe(table, n_folds=2.0)  # type: ignore[arg-type]
+    with pytest.raises(
+        ValueError, match=r"n_folds must be in \[2, 2\] for 5 pairs of rows 3 apart .*, got 3$"
+    ):
+        shift_probe(table, 3, n_folds=3)
+    for ridge in (-1.0, np.nan, np.inf):
+        with pytest.raises(ValueError, match=rf"ridge must be a finite number >= 0, got {ridge}"):
+            position_probe(table, ridge=ridge)
+    with pytest.raises(TypeError, match="ridge must be a number >= 0, got '1' of type str"):
+        position_probe(table, ridge="1")  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match=r"2-D \(L, D\) array, got shape \(8,\)"):
+        shift_probe(table[:, 0], 1)
+
+
+def test_term_spread_of_a_trained_head_is_mostly_position_position() -> None:
+    run = train(AttentionConfig(steps=150))
+    ids = np.random.default_rng(0).integers(16, size=(8, 32))
+    spread = term_spread(score_terms(run.model, ids))
+    assert set(spread) == {
+        "token_token",
+        "token_position",
+        "position_token",
+        "position_position",
+        "total",
+    }
+    assert spread["position_position"] > 0.8 * spread["total"]
+    assert spread["token_token"] < 0.05 * spread["total"]
+
+
+def test_term_spread_ignores_what_is_constant_along_a_query_row() -> None:
+    rows = np.arange(4.0)[:, None] * np.ones((4, 4))  # (T, T): constant along each row
+    keys = np.tile(np.arange(4.0), (4, 1))  # varies across keys: variance of 0..i
+    zero = np.zeros((4, 4))
+    spread = term_spread(ScoreTerms(rows, keys, zero, zero))
+    assert spread["token_token"] == 0.0
+    expected = np.mean([np.var(np.arange(i + 1.0)) for i in range(1, 4)])
+    assert spread["token_position"] == pytest.approx(expected)
+    assert spread["total"] == pytest.approx(expected)

@@ -5,7 +5,7 @@
 
 The chapters never train this model: they load what this stores (``gptembed.gpt.stored_run``),
 the weights, the loss of every step and the held-out loss every 100 steps, with the wall time
-and the machine's load while it ran. ``tests/test_stored_gpt.py`` re-runs the first steps and
+and the machine's load while it ran. ``tests/test_gpt.py`` re-runs the first steps and
 matches the stored curve. BLAS runs on one thread (set below, before numpy loads), so a re-run on
 the same machine gives the same bits whatever the machine's thread count; another CPU may round
 differently in the last bits.

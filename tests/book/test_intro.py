@@ -8,7 +8,8 @@ import re
 from pathlib import Path
 
 import pytest
-from book_site import ROOT, toc_docnames
+
+from tests.book_site import ROOT, toc_docnames
 
 INTRO = ROOT / "book" / "intro.md"
 ROW = re.compile(

@@ -19,11 +19,12 @@ from pathlib import Path
 from types import ModuleType
 
 import pytest
-from book_site import serving
 
-ROOT = Path(__file__).resolve().parents[1]
+from tests.book_site import serving
+
+ROOT = Path(__file__).resolve().parents[2]
 CHAPTER = sorted((ROOT / "book").glob("[0-9][0-9]_*.ipynb"))[-1]
-"""Any chapter: they all open with the same install cell (tests/test_notebooks.py)."""
+"""Any chapter: they all open with the same install cell (tests/book/test_notebooks.py)."""
 
 
 pytestmark = pytest.mark.toolchain  # the tool reads YAML and notebooks: not the unit extras

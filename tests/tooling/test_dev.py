@@ -20,7 +20,7 @@ import pytest
 
 pytestmark = pytest.mark.toolchain
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 DEV = ROOT / "dev"
 VENV = Path(sys.prefix)
 NO_NETWORK = "http://127.0.0.1:9"

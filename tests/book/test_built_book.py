@@ -10,7 +10,8 @@ from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
 import pytest
-from book_site import (
+
+from tests.book_site import (
     BUILD,
     ROOT,
     built_page,

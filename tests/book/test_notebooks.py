@@ -15,7 +15,7 @@ import pytest
 
 pytestmark = pytest.mark.toolchain
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 BOOK = ROOT / "book"
 NOTEBOOKS = sorted(BOOK.glob("*.ipynb"))
 

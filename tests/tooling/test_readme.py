@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 
-from book_site import ROOT
+from tests.book_site import ROOT
 
 README = ROOT / "README.md"
 MAX_LINES = 100
@@ -33,7 +33,7 @@ def _commands_run() -> set[str]:
     ci = default.split()
     tests = {
         name
-        for path in (ROOT / "tests").glob("test_*.py")
+        for path in (ROOT / "tests").rglob("test_*.py")
         for name in re.findall(r"\[str\(DEV\), \"([a-z-]+)\"", path.read_text(encoding="utf8"))
     }
     return set(ci) | tests

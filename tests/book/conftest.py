@@ -1,7 +1,7 @@
 """The browser tests' session fixtures, shared by every file that drives Chromium.
 
-test_browser.py and test_explorer.py use one local server and one Chromium per session (per
-xdist worker). A fixture defined in a test module and imported into another is a second
+test_browser.py and test_explorer_in_browser.py use one local server and one Chromium per
+session (per xdist worker). A fixture defined in a test module and imported into another is a second
 fixture, with a second instance: a second sync Playwright, which cannot start in a process
 that runs one already. Here, in the tests' conftest, each fixture has one instance.
 """
@@ -12,8 +12,9 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 import pytest
-from book_site import BUILD, require_build, serving
 from test_browser import _launch
+
+from tests.book_site import BUILD, require_build, serving
 
 if TYPE_CHECKING:
     from playwright.sync_api import Browser

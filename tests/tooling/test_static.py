@@ -12,7 +12,7 @@ import pytest
 
 pytestmark = pytest.mark.toolchain
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_ruff_check_and_format_are_clean() -> None:

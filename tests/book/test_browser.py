@@ -7,7 +7,7 @@ and the dark theme; screenshots of both (the light theme's first screen, the dar
 page) land in `_build/screenshots/` for a person to look at.
 The browser is Debian's Chromium at /usr/bin/chromium, or with GPTEMBED_BROWSER=playwright
 Playwright's own (`python -m playwright install chromium`). The server and the browser are
-session fixtures in tests/conftest.py, shared with test_explorer.py.
+session fixtures in tests/book/conftest.py, shared with test_explorer_in_browser.py.
 """
 
 from __future__ import annotations
@@ -21,7 +21,8 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote, urlsplit
 
 import pytest
-from book_site import (
+
+from tests.book_site import (
     BUILD,
     LOCAL_HOST,
     SCREENSHOTS,

@@ -562,6 +562,13 @@ def term_spread(terms: ScoreTerms) -> dict[str, float]:
     return spread
 
 
+def _lag_diagonals(array: NDArray[np.float64], n_lags: int) -> list[NDArray[np.float64]]:
+    """``array[..., i, i - lag]`` over the queries ``i >= lag``, for ``lag = 0 .. n_lags - 1``:
+    each a ``(..., T - lag)`` view of a ``(..., T, T)`` array (query ``i`` down, key ``j``
+    across)."""
+    return [np.diagonal(array, -lag, axis1=-2, axis2=-1) for lag in range(n_lags)]
+
+
 def mean_by_lag(scores: ArrayLike) -> NDArray[np.float64]:
     """``(T,)`` mean of ``scores[..., i, i - lag]`` for ``lag = 0 .. T-1``: what a head gives a key
     ``lag`` places back, averaged over the queries ``i >= lag`` (and the sequences of a batch).
@@ -578,11 +585,36 @@ def mean_by_lag(scores: ArrayLike) -> NDArray[np.float64]:
     if array.ndim < 2 or array.shape[-1] != array.shape[-2] or array.shape[-1] == 0:
         raise ValueError(f"scores must have shape (..., T, T) with T >= 1, got {array.shape}")
     seq_len = array.shape[-1]
-    lags = [np.diagonal(array, -lag, axis1=-2, axis2=-1) for lag in range(seq_len)]
+    lags = _lag_diagonals(array, seq_len)
     for lag, values in enumerate(lags):
         if not np.isfinite(values).all():
             raise ValueError(f"scores hold a NaN or inf at lag {lag}: the mean would be too")
     return np.array([values.mean() for values in lags])
+
+
+def attention_by_lag(probs: ArrayLike, max_lag: int) -> NDArray[np.float64]:
+    """The mean weight a query puts on the key ``lag`` places back, for ``lag = 0 .. max_lag``.
+
+    Args:
+        probs: ``(..., T, T)`` attention weights, query ``i`` down and key ``j`` across (a
+            :class:`~gptembed.gpt.BlockTrace`'s ``probs``).
+        max_lag: the largest lag, at most ``T - 1``.
+
+    Returns:
+        ``(..., max_lag + 1)``: at each lag the mean of ``probs[..., i, i - lag]`` over the
+        queries ``i >= lag``.
+
+    Raises:
+        ValueError: ``probs`` is not ``(..., T, T)``, or ``max_lag`` is not in ``[0, T - 1]``.
+    """
+    weights = np.asarray(probs, dtype=np.float64)
+    if weights.ndim < 2 or weights.shape[-1] != weights.shape[-2]:
+        raise ValueError(f"probs must have shape (..., T, T), got {weights.shape}")
+    seq_len = weights.shape[-1]
+    max_lag = check_int("max_lag", max_lag, minimum=0)
+    if max_lag >= seq_len:
+        raise ValueError(f"max_lag must be in [0, {seq_len - 1}], got {max_lag}")
+    return np.stack([d.mean(axis=-1) for d in _lag_diagonals(weights, max_lag + 1)], axis=-1)
 
 
 @dataclass

@@ -731,34 +731,3 @@ def score_terms(
             )
         )
     return terms
-
-
-def attention_by_lag(probs: ArrayLike, max_lag: int) -> NDArray[np.float64]:
-    """The mean weight a query puts on the key ``lag`` places back, for ``lag = 0 .. max_lag``.
-
-    Args:
-        probs: ``(..., T, T)`` attention weights, query ``i`` down and key ``j`` across (a
-            :class:`BlockTrace`'s ``probs``).
-        max_lag: the largest lag, at most ``T - 1``.
-
-    Returns:
-        ``(..., max_lag + 1)``: at each lag the mean of ``probs[..., i, i - lag]`` over the
-        queries ``i >= lag``.
-
-    Raises:
-        ValueError: ``probs`` is not ``(..., T, T)``, or ``max_lag`` is not in ``[0, T - 1]``.
-    """
-    weights = np.asarray(probs, dtype=np.float64)
-    if weights.ndim < 2 or weights.shape[-1] != weights.shape[-2]:
-        raise ValueError(f"probs must have shape (..., T, T), got {weights.shape}")
-    seq_len = weights.shape[-1]
-    max_lag = check_int("max_lag", max_lag, minimum=0)
-    if max_lag >= seq_len:
-        raise ValueError(f"max_lag must be in [0, {seq_len - 1}], got {max_lag}")
-    return np.stack(
-        [
-            np.diagonal(weights, -lag, axis1=-2, axis2=-1).mean(axis=-1)
-            for lag in range(max_lag + 1)
-        ],
-        axis=-1,
-    )

@@ -28,8 +28,7 @@ from gptembed import (
     model_label,
     transformer_parameter_count,
 )
-from gptembed.attention_model import mean_by_lag
-from gptembed.gpt import attention_by_lag
+from gptembed.attention_model import attention_by_lag, mean_by_lag
 from gptembed.plotting import (
     ADDITION_FIGSIZE,
     ASYMMETRY_FIGSIZE,

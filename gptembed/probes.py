@@ -214,9 +214,7 @@ def principal_components(table: ArrayLike) -> PrincipalComponents:
     Raises:
         ValueError: ``table`` is not 2-D, has fewer than 2 rows, or all its rows are equal.
     """
-    rows = _rows(table)
-    if len(rows) < 2:
-        raise ValueError(f"table must have at least 2 rows, got {len(rows)}")
+    rows = _rows(table, 2)
     mean = rows.mean(axis=0)
     centred = rows - mean
     u, s, vt = np.linalg.svd(centred, full_matrices=False)

@@ -38,9 +38,10 @@ def pytest_collectreport(report: pytest.CollectReport) -> None:
 
 
 BROWSER_PAGE = re.compile(
-    r"^tests/book/test_browser\.py::\w+\[(?P<page>.+?)(?:-(?:light|dark))?\]$"
+    r"^tests/book/test_browser\.py::\w+\[chromium-(?P<page>.+?)(?:-(?:light|dark))?\]$"
 )
-"""A browser test of one page: its parameter id is the page's docname, perhaps with a theme."""
+"""A browser test of one page: its parameter id is the browser (pytest-playwright's), the page's
+docname, perhaps a theme."""
 
 
 @pytest.hookimpl(tryfirst=True)  # before pytest-xdist's own hook reads the groups

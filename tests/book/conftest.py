@@ -1,23 +1,34 @@
-"""The browser tests' session fixtures, shared by every file that drives Chromium.
+"""The browser tests' fixtures: the local server, and pytest-playwright's launch and context
+arguments.
 
-test_browser.py and test_explorer_in_browser.py use one local server and one Chromium per
-session (per xdist worker). A fixture defined in a test module and imported into another is a second
-fixture, with a second instance: a second sync Playwright, which cannot start in a process
-that runs one already. Here, in the tests' conftest, each fixture has one instance.
+pytest-playwright's `browser` (one per session, per xdist worker), `context` and `page` (one per
+test; with `--tracing retain-on-failure` and `--screenshot only-on-failure`, as `./dev test`
+passes, a failed test leaves its trace and screenshot in `test-results/`) are launched with the
+arguments set here: Debian's Chromium, or with `--browser-channel` a channel of Playwright's own.
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
-from typing import TYPE_CHECKING
+from pathlib import Path
+from typing import Any
 
 import pytest
-from test_browser import _launch
 
 from tests.book_site import BUILD, require_build, serving
 
-if TYPE_CHECKING:
-    from playwright.sync_api import Browser
+CHROMIUM = Path(os.environ.get("GPTEMBED_CHROMIUM", "/usr/bin/chromium"))
+"""Debian's Chromium; GPTEMBED_CHROMIUM points elsewhere (e.g. a missing path, to see the skip)."""
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
 
 
 @pytest.fixture(scope="session")
@@ -29,12 +40,27 @@ def site() -> Iterator[str]:
 
 
 @pytest.fixture(scope="session")
-def browser() -> Iterator[Browser]:
-    """One headless Chromium for the whole session."""
-    sync_api = pytest.importorskip(
-        "playwright.sync_api", reason="Playwright missing: ./dev setup installs it (the dev group)"
-    )
-    with sync_api.sync_playwright() as playwright:
-        chromium = _launch(playwright)
-        yield chromium
-        chromium.close()
+def browser_type_launch_args(
+    browser_type_launch_args: dict[str, Any], pytestconfig: pytest.Config
+) -> dict[str, Any]:
+    """Debian's Chromium (skips, or fails in CI, without it), unless `--browser-channel` asks
+    for one of Playwright's own (`python -m playwright install chromium` downloads it)."""
+    launch = {**browser_type_launch_args, "args": CHROMIUM_ARGS}
+    if pytestconfig.getoption("--browser-channel"):
+        return launch
+    if not os.access(CHROMIUM, os.X_OK):
+        pytest.skip(
+            f"no Chromium at {CHROMIUM}: install Debian's with `apt-get install chromium` "
+            "(or pass --browser-channel chromium to use Playwright's own)"
+        )
+    return {**launch, "executable_path": str(CHROMIUM)}
+
+
+@pytest.fixture(scope="session")
+def browser_context_args(browser_context_args: dict[str, Any]) -> dict[str, Any]:
+    """A 1280 x 900 window in the light theme."""
+    return {
+        **browser_context_args,
+        "viewport": {"width": 1280, "height": 900},
+        "color_scheme": "light",
+    }

@@ -5,17 +5,13 @@ Nothing is built here: the tests serve `_build/html` (run `./dev book` first) fr
 page reads what that visit recorded, and fails alone. axe-core checks every page in the light
 and the dark theme; screenshots of both (the light theme's first screen, the dark theme's whole
 page) land in `_build/screenshots/` for a person to look at.
-The browser is Debian's Chromium at /usr/bin/chromium, or with GPTEMBED_BROWSER=playwright
-Playwright's own (`python -m playwright install chromium`). The server and the browser are
-session fixtures in tests/book/conftest.py, shared with test_explorer_in_browser.py.
+pytest-playwright launches the browser (Debian's Chromium: tests/book/conftest.py) and gives
+the single-page tests their `page`; the visits share one tab of their own.
 """
 
 from __future__ import annotations
 
-import functools
-import os
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote, urlsplit
@@ -32,203 +28,32 @@ from tests.book_site import (
     title_of,
     toc_docnames,
 )
+from tests.browsing import Tab, Visit, axe_violations, open_page, switch_to_dark, watch
 
 if TYPE_CHECKING:
-    from playwright.sync_api import (
-        Browser,
-        BrowserContext,
-        ConsoleMessage,
-        Error,
-        Page,
-        Request,
-        Response,
-    )
+    from playwright.sync_api import Browser, BrowserContext, Page
 
 pytestmark = pytest.mark.browser
 
 PAGES = toc_docnames()
-CHROMIUM = Path(os.environ.get("GPTEMBED_CHROMIUM", "/usr/bin/chromium"))
-"""Debian's Chromium; GPTEMBED_CHROMIUM points elsewhere (e.g. a missing path, to see the skip)."""
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
-VIEWPORT = {"width": 1280, "height": 900}
-SETTLE_JS = """async () => {
-    if (window.MathJax && MathJax.startup && MathJax.startup.promise) {
-        await MathJax.startup.promise;
-    }
-    await document.fonts.ready;
-    await Promise.all([...document.images].map((img) => img.decode().catch(() => null)));
-    const finite = document.getAnimations()
-        .filter((a) => a.effect && a.effect.getComputedTiming().endTime !== Infinity);
-    await Promise.all(finite.map((a) => a.finished.catch(() => null)));
-}"""
-"""Wait until MathJax has typeset, fonts are loaded, every image is decoded and every finite CSS
-transition or animation has ended (the theme's colours fade for 0.15 s after a switch to dark,
-and axe measuring contrast mid-fade sees colours that no reader is left with)."""
-
-
-BROWSER = os.environ.get("GPTEMBED_BROWSER", "debian")
-"""Which Chromium: `debian` (default, /usr/bin/chromium) or `playwright` (Playwright's own)."""
-
-
-def _launch(playwright: Any) -> Browser:
-    """Start the Chromium that GPTEMBED_BROWSER names (skips, or fails in CI, without one)."""
-    if BROWSER == "debian":
-        if not os.access(CHROMIUM, os.X_OK):
-            pytest.skip(
-                f"no Chromium at {CHROMIUM}: install Debian's with `apt-get install chromium` "
-                "(or set GPTEMBED_BROWSER=playwright to use Playwright's own)"
-            )
-        return playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
-    if BROWSER == "playwright":
-        # Playwright's own builds: `playwright install chromium` puts the browser and, for
-        # headless runs like these, its headless shell in Playwright's cache folder.
-        from playwright.sync_api import Error as PlaywrightError
-
-        try:
-            return playwright.chromium.launch(args=CHROMIUM_ARGS)
-        except PlaywrightError as error:
-            reason = error.message
-        pytest.fail(
-            "GPTEMBED_BROWSER=playwright, but Playwright's own Chromium did not start. "
-            "Install it with `.venv/bin/python -m playwright install chromium` (it downloads "
-            "the browser from Playwright's servers; add --with-deps on a machine that lacks "
-            f"its system libraries). Playwright said:\n{reason}",
-            pytrace=False,
-        )
-    pytest.fail(f"GPTEMBED_BROWSER={BROWSER!r}: use 'debian' or 'playwright'", pytrace=False)
 
 
 @pytest.fixture(scope="session")
-def context(browser: Browser) -> Iterator[BrowserContext]:
+def visits_context(
+    browser: Browser, browser_context_args: dict[str, Any]
+) -> Iterator[BrowserContext]:
     """One context for the visits: shared, so the browser caches the theme's assets."""
-    shared = browser.new_context(viewport=VIEWPORT, color_scheme="light")
+    shared = browser.new_context(**browser_context_args)
     # Every page opens as on a reader's first visit: no theme choice left by an earlier page.
     shared.add_init_script("try { localStorage.clear(); } catch (e) {}")
     yield shared
     shared.close()
 
 
-@dataclass
-class Visit:
-    """What one visit to a page showed, step by step, in the light theme and then the dark one.
-
-    Each step's result or failure is kept apart, and each has its own test: a failed screenshot
-    fails the screenshot test alone, not every check of the page.
-    """
-
-    url: str
-    status: int | None = None
-    errors: list[str] = field(default_factory=list)
-    requests: list[str] = field(default_factory=list)
-    failed_responses: list[str] = field(default_factory=list)
-    results: dict[str, Any] = field(default_factory=dict)
-    failures: dict[str, str] = field(default_factory=dict)
-    recording: bool = True
-
-    def step(self, name: str, action: Callable[[], Any], after: str | None = None) -> None:
-        """Run ``action`` and keep its result under ``name``, or keep why it failed.
-
-        ``after`` names a step this one needs (the dark checks need the switch to dark).
-        """
-        if after is not None and after not in self.results:
-            self.failures[name] = f"not run, as {after!r} failed: {self.failures.get(after)}"
-            return
-        try:
-            self.results[name] = action()
-        except Exception as error:  # reported by the step's own test, not by the visit
-            self.failures[name] = f"{type(error).__name__}: {error}"
-
-    def result(self, name: str) -> Any:
-        """The result of step ``name``; fails the calling test (only) if that step failed."""
-        if name in self.failures:
-            pytest.fail(f"{name}: {self.failures[name]}", pytrace=False)
-        return self.results[name]
-
-
-def _watch(page: Page, current: Callable[[], Visit | None]) -> None:
-    """Record console errors, uncaught exceptions, every request and every failed response, into
-    the visit that ``current()`` names when each happens (none: not recorded)."""
-
-    def recording() -> Visit | None:
-        visit = current()
-        return visit if visit is not None and visit.recording else None
-
-    def console(message: ConsoleMessage) -> None:
-        if (visit := recording()) and message.type == "error":
-            visit.errors.append(f"console.error: {message.text}")
-
-    def page_error(error: Error) -> None:
-        if visit := recording():
-            visit.errors.append(f"uncaught: {error}")
-
-    def request(request: Request) -> None:
-        if visit := recording():
-            visit.requests.append(request.url)
-
-    def response(response: Response) -> None:
-        if (visit := recording()) and response.status >= 400:
-            visit.failed_responses.append(f"{response.status} {response.url}")
-
-    page.on("console", console)
-    page.on("pageerror", page_error)
-    page.on("request", request)
-    page.on("response", response)
-
-
 def _screenshot_path(docname: str, theme: str) -> Path:
     """Where a page's screenshot goes: JPEG, which encodes a long page in about half PNG's time."""
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     return SCREENSHOTS / f"{docname.replace('/', '__')}-{theme}.jpg"
-
-
-@dataclass
-class Tab:
-    """A browser tab, the visit its events are recorded into, and its requests still open."""
-
-    page: Page
-    visit: Visit | None = None
-    pending: set[Request] = field(default_factory=set)
-
-    @classmethod
-    def new(cls, context: BrowserContext) -> Tab:
-        tab = cls(context.new_page())
-        _watch(tab.page, lambda: tab.visit)
-        tab.page.on("request", lambda request: tab.pending.add(request))
-        tab.page.on("requestfinished", lambda request: tab.pending.discard(request))
-        tab.page.on("requestfailed", lambda request: tab.pending.discard(request))
-        return tab
-
-    def goto(self, url: str) -> None:
-        """Open ``url`` as a typed address; its status goes to the current visit."""
-        response = self.page.goto(url, wait_until="load")
-        if self.visit is not None:
-            self.visit.status = response.status if response else None
-
-    def settle(self) -> None:
-        """Wait for the page's math, fonts, images, transitions and every request to finish."""
-        self.page.evaluate(SETTLE_JS)
-        for _ in range(50):
-            if not self.pending:
-                break
-            self.page.wait_for_timeout(100)
-        assert not self.pending, f"requests still open after 5 s: {[r.url for r in self.pending]}"
-
-
-def _open(context: BrowserContext, url: str) -> tuple[Page, Visit]:
-    """Open ``url`` in a new tab and let it settle."""
-    tab = Tab.new(context)
-    tab.visit = Visit(url)
-    tab.goto(url)
-    tab.settle()
-    return tab.page, tab.visit
 
 
 IMAGES_JS = """imgs => imgs.map(img => ({src: img.currentSrc || img.src,
@@ -252,33 +77,7 @@ CORNER_ALPHA_JS = """imgs => imgs.map(img => {
             alpha: corners.map(([x, y]) => ctx.getImageData(x, y, 1, 1).data[3])};
 })"""
 """The alpha of each corner pixel of every content image, as the browser decoded it."""
-FADING_JS = """() => document.getAnimations()
-    .filter((a) => a.playState === 'running'
-        && a.effect.getComputedTiming().endTime !== Infinity)
-    .map((a) => (a.transitionProperty || a.animationName) + ' on '
-        + (a.effect.target ? a.effect.target.className : '?'))"""
-"""The finite transitions and animations still running (none, once the page has settled)."""
 BACKGROUND_JS = "getComputedStyle(document.body).backgroundColor.match(/\\d+/g).slice(0, 3)"
-
-
-def _switch_to_dark(page: Page) -> str:
-    """Click the theme button, as a reader would, until the page shows its dark theme."""
-    button = page.locator(".theme-switch-button:visible").first
-    for _ in range(3):
-        if page.evaluate("document.documentElement.dataset.theme") == "dark":
-            break
-        button.click()
-    theme = page.evaluate("document.documentElement.dataset.theme")
-    assert theme == "dark", f"the theme button left the page {theme!r}"
-    # The pointer and the focus leave the button, as a reader's would: its tooltip, shown only
-    # while the button is hovered or focused, is no part of the page that the dark checks see.
-    page.mouse.move(0, 0)
-    page.evaluate("document.activeElement && document.activeElement.blur()")
-    page.locator(".tooltip").first.wait_for(state="detached", timeout=5_000)
-    page.evaluate(SETTLE_JS)
-    fading = page.evaluate(FADING_JS)
-    assert not fading, f"colours still changing after the switch: {fading}"
-    return theme
 
 
 def _previous_page(docname: str) -> str:
@@ -327,44 +126,6 @@ def _screenshot(page: Page, docname: str, theme: str) -> Path:
     return path
 
 
-def _axe(page: Page, visit: Visit | None = None) -> list[dict[str, Any]]:
-    """axe-core's violations on the page (its bundled copy of axe: nothing is fetched).
-
-    axe is put into the page once, for both themes' scans. What axe itself requests is not the
-    page's: while it preloads the stylesheets it resolves theme.css's `@import "../basic.css"`
-    against the site root and asks for /basic.css (a 404). So the visit stops recording while
-    axe runs.
-    """
-    if visit is not None:
-        visit.recording = False
-    try:
-        if not page.evaluate("typeof window.axe === 'object'"):
-            page.evaluate(_axe_source())
-        violations = page.evaluate(
-            "axe.run({resultTypes: ['violations']}).then((r) => r.violations)"
-        )
-    finally:
-        if visit is not None:
-            visit.recording = True
-    return [
-        {
-            "id": violation["id"],
-            "impact": violation["impact"],
-            "help": violation["help"],
-            "nodes": [node["target"] for node in violation["nodes"]],
-        }
-        for violation in violations
-    ]
-
-
-@functools.cache
-def _axe_source() -> str:
-    """axe.min.js as axe-playwright-python bundles it, read once for the session."""
-    from axe_playwright_python.base import AXE_SCRIPT
-
-    return AXE_SCRIPT
-
-
 def _visit(page: Page, visit: Visit, docname: str) -> None:
     """Every step of one page's visit: light checks, the switch to dark, dark checks."""
     visit.step("images", lambda: page.eval_on_selector_all("img", IMAGES_JS))
@@ -378,9 +139,9 @@ def _visit(page: Page, visit: Visit, docname: str) -> None:
     )
     visit.step("code width", lambda: page.evaluate(CODE_WIDTH_JS))
     visit.step("math width", lambda: page.evaluate(MATH_WIDTH_JS))
-    visit.step("axe light", lambda: _axe(page, visit))
+    visit.step("axe light", lambda: axe_violations(page, visit))
     visit.step("screenshot light", lambda: _screenshot(page, docname, "light"))
-    visit.step("dark theme", lambda: _switch_to_dark(page))
+    visit.step("dark theme", lambda: switch_to_dark(page))
     dark = "dark theme"
     visit.step(
         "dark background",
@@ -390,12 +151,12 @@ def _visit(page: Page, visit: Visit, docname: str) -> None:
     visit.step(
         "dark corners", lambda: page.eval_on_selector_all(".bd-article img", CORNER_ALPHA_JS), dark
     )
-    visit.step("axe dark", lambda: _axe(page, visit), after=dark)
+    visit.step("axe dark", lambda: axe_violations(page, visit), after=dark)
     visit.step("screenshot dark", lambda: _screenshot(page, docname, "dark"), after=dark)
 
 
 @pytest.fixture(scope="session")
-def load(context: BrowserContext, site: str) -> Iterator[Callable[[str], Visit]]:
+def load(visits_context: BrowserContext, site: str) -> Iterator[Callable[[str], Visit]]:
     """``load(docname)``: one visit per page and session, shared by that page's tests.
 
     The visits of a session (of an xdist worker) share one tab and go as a reader walks the book:
@@ -404,7 +165,7 @@ def load(context: BrowserContext, site: str) -> Iterator[Callable[[str], Visit]]
     renderer) for all the pages took 17 to 27% less CPU here than a new tab for each.
     """
     visits: dict[str, Visit] = {}
-    tab = Tab.new(context)  # at about:blank
+    tab = Tab.new(visits_context)  # at about:blank
 
     def _load(docname: str) -> Visit:
         if docname in visits:
@@ -602,66 +363,56 @@ def test_display_math_fits_the_column(load: Callable[[str], Visit], docname: str
     assert not wide, f"equations that scroll sideways: {wide}"
 
 
-def test_search_finds_a_chapter(context: BrowserContext, site: str) -> None:
+def test_search_finds_a_chapter(page: Page, site: str) -> None:
     """Typed into the book's search box, the last chapter's title lists it first, offline.
 
     (test_built_book checks that the search index holds every page's title; this is the reader's
     way to it: the search button, the dialog, Enter, and the results page built from that index.)
     """
     docname = PAGES[-1]
-    page = context.new_page()
-    try:
-        page.goto(f"{site}{PAGES[0]}.html", wait_until="load")
-        page.locator("button.search-button__button:visible").first.click()
-        box = page.locator("input[name='q']:visible").first
-        box.fill(title_of(docname))
-        with page.expect_navigation(wait_until="load"):
-            box.press("Enter")
-        results = page.locator("#search-results ul.search li a")
-        results.first.wait_for(timeout=10_000)
-        hrefs = [_page_url(href) for href in results.evaluate_all("as => as.map(a => a.href)")]
-        assert hrefs[0] == f"{site}{docname}.html", f"search for {docname} listed {hrefs[:5]}"
-    finally:
-        page.close()
+    page.goto(f"{site}{PAGES[0]}.html", wait_until="load")
+    page.locator("button.search-button__button:visible").first.click()
+    box = page.locator("input[name='q']:visible").first
+    box.fill(title_of(docname))
+    with page.expect_navigation(wait_until="load"):
+        box.press("Enter")
+    results = page.locator("#search-results ul.search li a")
+    results.first.wait_for(timeout=10_000)
+    hrefs = [_page_url(href) for href in results.evaluate_all("as => as.map(a => a.href)")]
+    assert hrefs[0] == f"{site}{docname}.html", f"search for {docname} listed {hrefs[:5]}"
 
 
-def test_axe_can_fail(context: BrowserContext) -> None:
-    """The axe check can fail: a page with an unlabelled image and faint text has violations."""
-    page = context.new_page()
-    try:
-        page.set_content(
-            '<html><body><img src="data:image/gif;base64,R0lGODlhAQABAAAAACw=">'
-            '<p style="color:#ddd;background:#fff">faint</p></body></html>'
-        )
-        found = {violation["id"] for violation in _axe(page)}
-        assert {"image-alt", "color-contrast"} <= found, found
-    finally:
-        page.close()
+def test_axe_can_fail(page: Page) -> None:
+    """The axe check can fail: an unlabelled image and faint text are violations, and so is faint
+    text in highlighted code where only its sample (a longer token of the same look) is faint."""
+    page.set_content(
+        '<html><body><img src="data:image/gif;base64,R0lGODlhAQABAAAAACw=">'
+        '<p style="color:#ddd;background:#fff">faint</p>'
+        '<pre style="background:#fff"><span style="color:#000">dark enough</span>\n'
+        '<span class="f" style="color:#eee">x</span> <span class="f" style="color:#eee">'
+        "faint token</span></pre></body></html>"
+    )
+    found = {violation["id"]: violation["nodes"] for violation in axe_violations(page)}
+    assert {"image-alt", "color-contrast"} <= found.keys(), found
+    samples = [node for node in found["color-contrast"] if "data-axe-sample" in " ".join(node)]
+    assert samples, found
 
 
-def test_opens_from_disk(browser: Browser) -> None:
+def test_opens_from_disk(context: BrowserContext) -> None:
     """Opened as a file, without any server, the first page renders its math with no error."""
     require_build()
-    context = browser.new_context(viewport=VIEWPORT)
-    page, visit = _open(context, (BUILD / f"{PAGES[0]}.html").as_uri())
-    try:
-        assert page.locator(".bd-article h1").count() > 0
-        assert page.evaluate("typeof MathJax.version") == "string", "MathJax did not load"
-        assert page.locator(".math:not(:has(mjx-container))").count() == 0, "math left raw"
-        assert visit.errors == []
-        assert all(urlsplit(url).scheme in {"file", "data"} for url in visit.requests)
-    finally:
-        context.close()
+    page, visit = open_page(context, (BUILD / f"{PAGES[0]}.html").as_uri())
+    assert page.locator(".bd-article h1").count() > 0
+    assert page.evaluate("typeof MathJax.version") == "string", "MathJax did not load"
+    assert page.locator(".math:not(:has(mjx-container))").count() == 0, "math left raw"
+    assert visit.errors == []
+    assert all(urlsplit(url).scheme in {"file", "data"} for url in visit.requests)
 
 
-def test_request_recording_sees_other_hosts(context: BrowserContext) -> None:
+def test_request_recording_sees_other_hosts(page: Page) -> None:
     """The request check can fail: an image from another host is recorded (and never sent)."""
-    page = context.new_page()
     visit = Visit("about:blank")
-    _watch(page, lambda: visit)
+    watch(page, lambda: visit)
     page.route("http://gptembed.invalid/**", lambda route: route.abort())
-    try:
-        page.set_content('<img alt="x" src="http://gptembed.invalid/x.png">')
-        assert "http://gptembed.invalid/x.png" in visit.requests
-    finally:
-        page.close()
+    page.set_content('<img alt="x" src="http://gptembed.invalid/x.png">')
+    assert "http://gptembed.invalid/x.png" in visit.requests

@@ -7,7 +7,7 @@ own functions: `attention_scores_bytes`, `softmax_statistics_bytes`, `kv_cache_b
 check that the explorer works from `file://` without a server, that axe finds no violation
 after the settings change, in either theme, and that the built data is what the package
 computes now. The browser and the server are tests/book/conftest.py's fixtures; axe and the theme
-switch come from test_browser.py.
+switch come from tests/browsing.py.
 """
 
 from __future__ import annotations
@@ -18,7 +18,6 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 import pytest
-from test_browser import VIEWPORT, Visit, _axe, _open, _switch_to_dark
 
 from gptembed import (
     MODELS,
@@ -32,9 +31,10 @@ from gptembed import (
 )
 from gptembed.explorer import ACCELERATORS, ATTENTION_MODES, explorer_grid, format_share
 from tests.book_site import BUILD, SCREENSHOTS, built_page, require_build, source_of, toc_docnames
+from tests.browsing import Visit, axe_violations, open_page, switch_to_dark
 
 if TYPE_CHECKING:
-    from playwright.sync_api import Browser, Page
+    from playwright.sync_api import Browser, BrowserContext, Page
 
 pytestmark = pytest.mark.browser
 
@@ -145,11 +145,14 @@ def choose(page: Page, setting: Setting) -> None:
 
 
 @pytest.fixture(scope="module")
-def explorer(browser: Browser, site: str) -> Iterator[tuple[Page, Visit]]:
-    """Chapter 4 open in a tab of its own, light theme, with its console watched."""
+def explorer(
+    browser: Browser, browser_context_args: dict[str, Any], site: str
+) -> Iterator[tuple[Page, Visit]]:
+    """Chapter 4 open in a tab of its own, light theme, with its console watched: one for the
+    module's tests, which go on from the settings the test before left."""
     assert PAGES, "no page of the book holds a {cost-explorer}"
-    context = browser.new_context(viewport=VIEWPORT, color_scheme="light")
-    page, visit = _open(context, f"{site}{PAGES[0]}.html")
+    context = browser.new_context(**browser_context_args)
+    page, visit = open_page(context, f"{site}{PAGES[0]}.html")
     try:
         yield page, visit
     finally:
@@ -204,39 +207,31 @@ def test_axe_finds_no_violation_after_changes_light(explorer: tuple[Page, Visit]
     finds no violation on the page (test_browser scans it as it opens, in both themes)."""
     page, visit = explorer
     choose(page, Setting("gpt3-175b", 2**20, 2, 64, "decode"))
-    violations = _axe(page, visit)  # axe's own requests are not the page's
+    violations = axe_violations(page, visit)  # axe's own requests are not the page's
     assert not violations, f"axe after changes: {violations}"
 
 
-def test_axe_finds_no_violation_after_changes_dark(browser: Browser, site: str) -> None:
+def test_axe_finds_no_violation_after_changes_dark(context: BrowserContext, site: str) -> None:
     """The same in the dark theme, switched at the top of the page as a reader would on arrival
     (test_browser does the same), then the settings changed."""
-    context = browser.new_context(viewport=VIEWPORT, color_scheme="light")
-    try:
-        page, visit = _open(context, f"{site}{PAGES[0]}.html")
-        _switch_to_dark(page)
-        choose(page, Setting("gpt2-xl", 2**20, 4, 16, "fused"))
-        assert shown(page) == expected(Setting("gpt2-xl", 2**20, 4, 16, "fused"))
-        violations = _axe(page, visit)
-        assert not violations, f"axe (dark) after changes: {violations}"
-        assert visit.errors == []
-    finally:
-        context.close()
+    page, visit = open_page(context, f"{site}{PAGES[0]}.html")
+    switch_to_dark(page)
+    choose(page, Setting("gpt2-xl", 2**20, 4, 16, "fused"))
+    assert shown(page) == expected(Setting("gpt2-xl", 2**20, 4, 16, "fused"))
+    violations = axe_violations(page, visit)
+    assert not violations, f"axe (dark) after changes: {violations}"
+    assert visit.errors == []
 
 
-def test_explorer_works_from_disk(browser: Browser) -> None:
+def test_explorer_works_from_disk(context: BrowserContext) -> None:
     """Opened as a file, without a server, the explorer loads its data and answers a change."""
     require_build()
-    context = browser.new_context(viewport=VIEWPORT)
-    try:
-        page, visit = _open(context, built_page(PAGES[0]).as_uri())
-        assert shown(page) == expected(SETTINGS[0])
-        choose(page, SETTINGS[2])
-        assert shown(page) == expected(SETTINGS[2])
-        assert visit.errors == []
-        assert all(url.startswith(("file:", "data:")) for url in visit.requests), visit.requests
-    finally:
-        context.close()
+    page, visit = open_page(context, built_page(PAGES[0]).as_uri())
+    assert shown(page) == expected(SETTINGS[0])
+    choose(page, SETTINGS[2])
+    assert shown(page) == expected(SETTINGS[2])
+    assert visit.errors == []
+    assert all(url.startswith(("file:", "data:")) for url in visit.requests), visit.requests
 
 
 DATA_LINE = re.compile(r"^window\.GPTEMBED_COST_GRID = (?P<json>\{.*\});$", re.MULTILINE)

@@ -1,0 +1,251 @@
+"""What the browser tests share: a tab whose events are recorded, the theme switch, and axe.
+
+pytest-playwright launches the browser and makes contexts and pages (tests/book/conftest.py
+sets its launch and context arguments); these helpers are what it does not give: one visit's
+record of errors and requests, waiting until a page has settled, a reader's switch to the dark
+theme, and axe-core injected once per page.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+if TYPE_CHECKING:
+    from playwright.sync_api import BrowserContext, ConsoleMessage, Error, Page, Request, Response
+
+SETTLE_JS = """async () => {
+    if (window.MathJax && MathJax.startup && MathJax.startup.promise) {
+        await MathJax.startup.promise;
+    }
+    await document.fonts.ready;
+    await Promise.all([...document.images].map((img) => img.decode().catch(() => null)));
+    const finite = document.getAnimations()
+        .filter((a) => a.effect && a.effect.getComputedTiming().endTime !== Infinity);
+    await Promise.all(finite.map((a) => a.finished.catch(() => null)));
+}"""
+"""Wait until MathJax has typeset, fonts are loaded, every image is decoded and every finite CSS
+transition or animation has ended (the theme's colours fade for 0.15 s after a switch to dark,
+and axe measuring contrast mid-fade sees colours that no reader is left with)."""
+
+
+@dataclass
+class Visit:
+    """What one visit to a page showed, step by step, in the light theme and then the dark one.
+
+    Each step's result or failure is kept apart, and each has its own test: a failed screenshot
+    fails the screenshot test alone, not every check of the page.
+    """
+
+    url: str
+    status: int | None = None
+    errors: list[str] = field(default_factory=list)
+    requests: list[str] = field(default_factory=list)
+    failed_responses: list[str] = field(default_factory=list)
+    results: dict[str, Any] = field(default_factory=dict)
+    failures: dict[str, str] = field(default_factory=dict)
+    recording: bool = True
+
+    def step(self, name: str, action: Callable[[], Any], after: str | None = None) -> None:
+        """Run ``action`` and keep its result under ``name``, or keep why it failed.
+
+        ``after`` names a step this one needs (the dark checks need the switch to dark).
+        """
+        if after is not None and after not in self.results:
+            self.failures[name] = f"not run, as {after!r} failed: {self.failures.get(after)}"
+            return
+        try:
+            self.results[name] = action()
+        except Exception as error:  # reported by the step's own test, not by the visit
+            self.failures[name] = f"{type(error).__name__}: {error}"
+
+    def result(self, name: str) -> Any:
+        """The result of step ``name``; fails the calling test (only) if that step failed."""
+        if name in self.failures:
+            pytest.fail(f"{name}: {self.failures[name]}", pytrace=False)
+        return self.results[name]
+
+
+def watch(page: Page, current: Callable[[], Visit | None]) -> None:
+    """Record console errors, uncaught exceptions, every request and every failed response, into
+    the visit that ``current()`` names when each happens (none: not recorded)."""
+
+    def recording() -> Visit | None:
+        visit = current()
+        return visit if visit is not None and visit.recording else None
+
+    def console(message: ConsoleMessage) -> None:
+        if (visit := recording()) and message.type == "error":
+            visit.errors.append(f"console.error: {message.text}")
+
+    def page_error(error: Error) -> None:
+        if visit := recording():
+            visit.errors.append(f"uncaught: {error}")
+
+    def request(request: Request) -> None:
+        if visit := recording():
+            visit.requests.append(request.url)
+
+    def response(response: Response) -> None:
+        if (visit := recording()) and response.status >= 400:
+            visit.failed_responses.append(f"{response.status} {response.url}")
+
+    page.on("console", console)
+    page.on("pageerror", page_error)
+    page.on("request", request)
+    page.on("response", response)
+
+
+@dataclass
+class Tab:
+    """A browser tab, the visit its events are recorded into, and its requests still open."""
+
+    page: Page
+    visit: Visit | None = None
+    pending: set[Request] = field(default_factory=set)
+
+    @classmethod
+    def new(cls, context: BrowserContext) -> Tab:
+        tab = cls(context.new_page())
+        watch(tab.page, lambda: tab.visit)
+        tab.page.on("request", lambda request: tab.pending.add(request))
+        tab.page.on("requestfinished", lambda request: tab.pending.discard(request))
+        tab.page.on("requestfailed", lambda request: tab.pending.discard(request))
+        return tab
+
+    def goto(self, url: str) -> None:
+        """Open ``url`` as a typed address; its status goes to the current visit."""
+        response = self.page.goto(url, wait_until="load")
+        if self.visit is not None:
+            self.visit.status = response.status if response else None
+
+    def settle(self) -> None:
+        """Wait for the page's math, fonts, images, transitions and every request to finish."""
+        self.page.evaluate(SETTLE_JS)
+        for _ in range(50):
+            if not self.pending:
+                break
+            self.page.wait_for_timeout(100)
+        assert not self.pending, f"requests still open after 5 s: {[r.url for r in self.pending]}"
+
+
+def open_page(context: BrowserContext, url: str) -> tuple[Page, Visit]:
+    """Open ``url`` in a new tab of ``context``, recording its visit, and let it settle."""
+    tab = Tab.new(context)
+    tab.visit = Visit(url)
+    tab.goto(url)
+    tab.settle()
+    return tab.page, tab.visit
+
+
+FADING_JS = """() => document.getAnimations()
+    .filter((a) => a.playState === 'running'
+        && a.effect.getComputedTiming().endTime !== Infinity)
+    .map((a) => (a.transitionProperty || a.animationName) + ' on '
+        + (a.effect.target ? a.effect.target.className : '?'))"""
+"""The finite transitions and animations still running (none, once the page has settled)."""
+
+
+def switch_to_dark(page: Page) -> str:
+    """Click the theme button, as a reader would, until the page shows its dark theme."""
+    button = page.locator(".theme-switch-button:visible").first
+    for _ in range(3):
+        if page.evaluate("document.documentElement.dataset.theme") == "dark":
+            break
+        button.click()
+    theme = page.evaluate("document.documentElement.dataset.theme")
+    assert theme == "dark", f"the theme button left the page {theme!r}"
+    # The pointer and the focus leave the button, as a reader's would: its tooltip, shown only
+    # while the button is hovered or focused, is no part of the page that the dark checks see.
+    page.mouse.move(0, 0)
+    page.evaluate("document.activeElement && document.activeElement.blur()")
+    page.locator(".tooltip").first.wait_for(state="detached", timeout=5_000)
+    page.evaluate(SETTLE_JS)
+    fading = page.evaluate(FADING_JS)
+    assert not fading, f"colours still changing after the switch: {fading}"
+    return theme
+
+
+CONTRAST_SAMPLES_JS = """() => {
+    for (const old of document.querySelectorAll('[data-axe-code], [data-axe-sample]')) {
+        delete old.dataset.axeCode;
+        delete old.dataset.axeSample;
+    }
+    const own = (e) => [...e.childNodes].filter((n) => n.nodeType === Node.TEXT_NODE)
+        .map((n) => n.textContent).join('').trim().length;
+    const best = new Map();
+    for (const pre of document.querySelectorAll('pre:has(span)')) {
+        pre.dataset.axeCode = '';
+        for (const e of [pre, ...pre.querySelectorAll('span')]) {
+            const length = own(e);
+            if (!length || !e.checkVisibility()) continue;
+            const s = getComputedStyle(e);
+            const key = [s.color, s.fontSize, s.fontWeight, s.opacity, s.backgroundColor,
+                getComputedStyle(e.parentElement).backgroundColor,
+                getComputedStyle(pre).backgroundColor].join(' ');
+            if (!best.has(key) || length > best.get(key).length) best.set(key, {e, length});
+        }
+    }
+    for (const {e} of best.values()) e.dataset.axeSample = '';
+}"""
+"""Mark each highlighted `pre` (`data-axe-code`), and in them, for each look a text can have
+(its colour, size, weight and opacity, and the backgrounds of itself, its parent and the `pre`),
+the visible element with the longest own text (`data-axe-sample`)."""
+
+AXE_JS = """async () => {
+    const keep = (r) => r.violations;
+    const everyRuleButContrast = await axe.run(document, {resultTypes: ['violations'],
+        rules: {'color-contrast': {enabled: false}}});
+    const contrast = await axe.run(
+        {include: [['body'], ['[data-axe-sample]']], exclude: [['[data-axe-code]']]},
+        {resultTypes: ['violations'], runOnly: ['color-contrast']});
+    return [...keep(everyRuleButContrast), ...keep(contrast)];
+}"""
+"""axe's violations: every rule but colour contrast over the whole page; colour contrast over the
+page with each highlighted `pre` replaced by its samples (CONTRAST_SAMPLES_JS)."""
+
+
+def axe_violations(page: Page, visit: Visit | None = None) -> list[dict[str, Any]]:
+    """axe-core's violations on the page (its bundled copy of axe: nothing is fetched).
+
+    Colour contrast, the costly rule, is measured on one element per look in highlighted code:
+    axe's verdict depends only on the text's colour, size and weight and on what lies behind it,
+    so two tokens that share those share the verdict. A chapter's code has about 5,000 tokens in
+    fewer than 10 looks; measuring each token took 70% of axe's time.
+
+    axe is put into the page once, for both themes' scans. What axe itself requests is not the
+    page's: while it preloads the stylesheets it resolves theme.css's `@import "../basic.css"`
+    against the site root and asks for /basic.css (a 404). So the visit stops recording while
+    axe runs.
+    """
+    if visit is not None:
+        visit.recording = False
+    try:
+        if not page.evaluate("typeof window.axe === 'object'"):
+            page.evaluate(_axe_source())
+        page.evaluate(CONTRAST_SAMPLES_JS)
+        violations = page.evaluate(AXE_JS)
+    finally:
+        if visit is not None:
+            visit.recording = True
+    return [
+        {
+            "id": violation["id"],
+            "impact": violation["impact"],
+            "help": violation["help"],
+            "nodes": [node["target"] for node in violation["nodes"]],
+        }
+        for violation in violations
+    ]
+
+
+@functools.cache
+def _axe_source() -> str:
+    """axe.min.js as axe-playwright-python bundles it, read once for the session."""
+    from axe_playwright_python.base import AXE_SCRIPT
+
+    return AXE_SCRIPT

@@ -38,7 +38,7 @@ from ._checks import (
     check_type,
 )
 from .embedding import INIT_STD, GPTStyleEmbedding
-from .optim import Evaluation, RunConfig, TrainResult, cross_entropy, named_arrays, run_training
+from .optim import ArrayModel, Evaluation, RunConfig, TrainResult, cross_entropy, run_training
 
 _Float = TypeVar("_Float", bound=np.floating)
 
@@ -173,7 +173,7 @@ def order_blind_probs(inputs: ArrayLike, vocab_size: int, offset: int) -> NDArra
 
 
 @dataclass
-class AttentionModel:
+class AttentionModel(ArrayModel):
     """The embedding layer, one causal attention head and a linear read-out to logits.
 
     Attributes:
@@ -189,10 +189,6 @@ class AttentionModel:
     w_value: NDArray[np.float64]
     w_out: NDArray[np.float64]
     b_out: NDArray[np.float64]
-
-    def parameters(self) -> dict[str, NDArray[np.floating]]:
-        """Every array by name (the two tables first); the optimizer updates them in place."""
-        return named_arrays(self)
 
     @property
     def head_dim(self) -> int:

@@ -37,7 +37,7 @@ from ._checks import check_float_dtype, check_in_range, check_int, check_integer
 from .attention_model import ScoreTerms
 from .corpus import VOCAB_SIZE, random_windows
 from .embedding import INIT_STD, GPTStyleEmbedding
-from .optim import RunConfig, TrainResult, cross_entropy, fit, named_arrays
+from .optim import ArrayModel, RunConfig, TrainResult, cross_entropy, fit
 
 LN_EPS = 1e-5
 """The small number LayerNorm adds to the variance, as GPT-2 does."""
@@ -93,7 +93,7 @@ class GPTConfig(RunConfig):
 
 
 @dataclass
-class GPT:
+class GPT(ArrayModel):
     """The embedding layer, ``n_layer`` pre-LayerNorm blocks, a final LayerNorm and a tied head.
 
     Attributes:
@@ -127,10 +127,6 @@ class GPT:
     b_mlp_proj: NDArray[np.floating]
     lnf_gain: NDArray[np.floating]
     lnf_bias: NDArray[np.floating]
-
-    def parameters(self) -> dict[str, NDArray[np.floating]]:
-        """Every array by name (the two tables first); the optimizer updates them in place."""
-        return named_arrays(self)
 
     @property
     def n_layer(self) -> int:

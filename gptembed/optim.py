@@ -193,19 +193,20 @@ class RunConfig:
         object.__setattr__(self, name, value)
 
 
-def named_arrays(model: Any) -> dict[str, NDArray[np.floating]]:
-    """A dataclass model's arrays by name, not copies: its ``embedding``'s tables, then its own.
+class ArrayModel:
+    """The toy models' base: a dataclass whose ``embedding`` field is a :class:`GPTStyleEmbedding`
+    and whose other fields that are arrays are its weights (a size such as a head count is not)."""
 
-    ``model`` is a dataclass whose ``embedding`` field is a :class:`GPTStyleEmbedding`; its other
-    fields that are arrays follow in order (a size such as a head count is skipped). An optimizer
-    given this dict updates the model in place.
-    """
-    arrays = dict(model.embedding.parameters())
-    for f in fields(model):
-        value = getattr(model, f.name)
-        if f.name != "embedding" and isinstance(value, np.ndarray):
-            arrays[f.name] = value
-    return arrays
+    def parameters(self) -> dict[str, NDArray[np.floating]]:
+        """Every array by name, not copies: the embedding's two tables first, then the model's own
+        in field order. An optimizer given this dict updates the model in place."""
+        model: Any = self  # a dataclass, as every subclass is
+        arrays = dict(model.embedding.parameters())
+        for f in fields(model):
+            value = getattr(model, f.name)
+            if f.name != "embedding" and isinstance(value, np.ndarray):
+                arrays[f.name] = value
+        return arrays
 
 
 class ToyModel(Protocol):

@@ -20,7 +20,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from ._checks import check_bool, check_int, check_type
 from .embedding import INIT_STD, GPTStyleEmbedding
-from .optim import Evaluation, RunConfig, TrainResult, cross_entropy, named_arrays, run_training
+from .optim import ArrayModel, Evaluation, RunConfig, TrainResult, cross_entropy, run_training
 from .records import VOCAB_SIZE, check_record_format, make_records
 
 
@@ -49,7 +49,7 @@ class TrainConfig(RunConfig):
 
 
 @dataclass
-class ReadoutModel:
+class ReadoutModel(ArrayModel):
     """The embedding layer plus a linear read-out to next-character logits.
 
     Attributes:
@@ -61,10 +61,6 @@ class ReadoutModel:
     embedding: GPTStyleEmbedding
     weight: NDArray[np.float64]
     bias: NDArray[np.float64]
-
-    def parameters(self) -> dict[str, NDArray[np.floating]]:
-        """Every array by name (the two tables first); the optimizer updates them in place."""
-        return named_arrays(self)
 
     def readout(self, x: NDArray[np.floating]) -> NDArray[np.float64]:
         """Logits ``(..., V)`` of embedded inputs ``(..., D)``: ``x @ weight + bias``."""

@@ -29,12 +29,12 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from ._checks import (
+    as_generator,
     as_real_array,
     check_in_range,
     check_int,
     check_int_in_range,
     check_integer_array,
-    check_seed,
     check_type,
 )
 from .embedding import INIT_STD, GPTStyleEmbedding
@@ -108,7 +108,7 @@ def make_lookback(
     seq_len = check_int("seq_len", seq_len)
     vocab_size = check_int("vocab_size", vocab_size)
     offset = _check_offset(offset, seq_len)
-    rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(check_seed(seed))
+    rng = as_generator(seed)
     inputs = rng.integers(vocab_size, size=(n_sequences, seq_len)).astype(np.intp)
     targets = np.full_like(inputs, IGNORE)
     targets[:, offset:] = inputs[:, :-offset]

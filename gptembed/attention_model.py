@@ -68,8 +68,7 @@ class AttentionConfig(RunConfig):
 
     def __post_init__(self) -> None:
         super().__post_init__()
-        for name in ("vocab_size", "seq_len", "embed_dim", "head_dim"):
-            self._keep(name, check_int(name, getattr(self, name)))
+        self._check(check_int, "vocab_size", "seq_len", "embed_dim", "head_dim")
         self._keep("offset", _check_offset(self.offset, self.seq_len))
 
 

@@ -72,15 +72,14 @@ class GPTConfig(RunConfig):
 
     def __post_init__(self) -> None:
         super().__post_init__()
-        for name in ("vocab_size", "seq_len", "n_layer", "n_head", "embed_dim"):
-            check_int(name, getattr(self, name))
-        check_int("warmup", self.warmup, minimum=0)
+        self._check(check_int, "vocab_size", "seq_len", "n_layer", "n_head", "embed_dim")
+        self._check(check_int, "warmup", minimum=0)
         if self.embed_dim % self.n_head:
             raise ValueError(
                 f"embed_dim must be a multiple of n_head, got embed_dim {self.embed_dim} "
                 f"and n_head {self.n_head}"
             )
-        check_float_dtype(self.dtype)
+        self._keep("dtype", check_float_dtype(self.dtype).name)
 
     def learning_rate_at(self, step: int) -> float:
         """The learning rate of step ``step`` (0-based) of ``steps``: warmup, then cosine decay."""

@@ -181,11 +181,16 @@ class RunConfig:
     seed: int = 0
 
     def __post_init__(self) -> None:
-        self._keep("batch_size", check_int("batch_size", self.batch_size))
-        self._keep("steps", check_int("steps", self.steps, minimum=0))
-        self._keep("seed", check_int("seed", self.seed, minimum=0))
-        self._keep("learning_rate", check_float("learning_rate", self.learning_rate, above=0))
-        self._keep("use_positions", check_bool("use_positions", self.use_positions))
+        self._check(check_int, "batch_size")
+        self._check(check_int, "steps", "seed", minimum=0)
+        self._check(check_float, "learning_rate", above=0)
+        self._check(check_bool, "use_positions")
+
+    def _check(self, check: Callable[..., object], *names: str, **limits: float) -> None:
+        """Check each named field with ``check(name, value, **limits)`` (``check_int`` and its
+        kin) and keep what it returns."""
+        for name in names:
+            self._keep(name, check(name, getattr(self, name), **limits))
 
     def _keep(self, name: str, value: object) -> None:
         """Store a checked field as the Python number it was checked as (the config is frozen):

@@ -43,9 +43,8 @@ class TrainConfig(RunConfig):
     def __post_init__(self) -> None:
         super().__post_init__()
         check_record_format(self.record_format)
-        self._keep("seq_len", check_int("seq_len", self.seq_len))
-        self._keep("embed_dim", check_int("embed_dim", self.embed_dim))
-        self._keep("random_offset", check_bool("random_offset", self.random_offset))
+        self._check(check_int, "seq_len", "embed_dim")
+        self._check(check_bool, "random_offset")
 
 
 @dataclass

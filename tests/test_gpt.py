@@ -186,6 +186,19 @@ def test_config_refuses_bad_values() -> None:
         GPTConfig(dtype="int32")
 
 
+def test_config_stores_python_numbers_and_the_dtype_by_name(tmp_path: Path) -> None:
+    """Sizes were once checked but kept as the numpy scalars given, which save() could not write
+    into its JSON header."""
+    config = dataclasses.replace(
+        ONE_BLOCK, seq_len=np.int64(8), warmup=np.int32(2), dtype=np.dtype(np.float64)
+    )
+    assert type(config.seq_len) is int and type(config.warmup) is int
+    assert config == dataclasses.replace(ONE_BLOCK, warmup=2, dtype="float64")
+    run = gpt.StoredRun(init_model(config), config, np.zeros(0), np.zeros(0, int), np.zeros(0), {})
+    save(tmp_path / "run.npz", run)
+    assert load(tmp_path / "run.npz").config == config
+
+
 def test_training_is_deterministic_and_learns() -> None:
     config = dataclasses.replace(ONE_BLOCK, steps=60, warmup=5, learning_rate=0.03)
     stream = np.tile(np.arange(7), 40)  # 0 1 2 ... 6 0 1 ...: the next id is the id plus one

@@ -57,6 +57,18 @@ def check_seed(seed: object) -> int | None:
     return None if seed is None else check_int("seed", seed, minimum=0)
 
 
+def as_generator(seed: object) -> np.random.Generator:
+    """``seed`` itself if it is a ``np.random.Generator`` (draws go on from where it is), else a
+    new one seeded by it, checked by :func:`check_seed`.
+
+    Raises:
+        TypeError, ValueError: as :func:`check_seed`.
+    """
+    if isinstance(seed, np.random.Generator):
+        return seed
+    return np.random.default_rng(check_seed(seed))
+
+
 def check_bool(name: str, value: object) -> bool:
     """Return ``value`` as a ``bool`` if it is one (Python's or numpy's).
 

@@ -29,16 +29,16 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from ._checks import (
+    as_generator,
     as_real_array,
     check_in_range,
     check_int,
     check_int_in_range,
     check_integer_array,
-    check_seed,
     check_type,
 )
 from .embedding import INIT_STD, GPTStyleEmbedding
-from .optim import Evaluation, RunConfig, TrainResult, cross_entropy, named_arrays, run_training
+from .optim import ArrayModel, Evaluation, RunConfig, TrainResult, cross_entropy, run_training
 
 _Float = TypeVar("_Float", bound=np.floating)
 
@@ -68,8 +68,7 @@ class AttentionConfig(RunConfig):
 
     def __post_init__(self) -> None:
         super().__post_init__()
-        for name in ("vocab_size", "seq_len", "embed_dim", "head_dim"):
-            self._keep(name, check_int(name, getattr(self, name)))
+        self._check(check_int, "vocab_size", "seq_len", "embed_dim", "head_dim")
         self._keep("offset", _check_offset(self.offset, self.seq_len))
 
 
@@ -108,7 +107,7 @@ def make_lookback(
     seq_len = check_int("seq_len", seq_len)
     vocab_size = check_int("vocab_size", vocab_size)
     offset = _check_offset(offset, seq_len)
-    rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(check_seed(seed))
+    rng = as_generator(seed)
     inputs = rng.integers(vocab_size, size=(n_sequences, seq_len)).astype(np.intp)
     targets = np.full_like(inputs, IGNORE)
     targets[:, offset:] = inputs[:, :-offset]
@@ -173,7 +172,7 @@ def order_blind_probs(inputs: ArrayLike, vocab_size: int, offset: int) -> NDArra
 
 
 @dataclass
-class AttentionModel:
+class AttentionModel(ArrayModel):
     """The embedding layer, one causal attention head and a linear read-out to logits.
 
     Attributes:
@@ -189,10 +188,6 @@ class AttentionModel:
     w_value: NDArray[np.float64]
     w_out: NDArray[np.float64]
     b_out: NDArray[np.float64]
-
-    def parameters(self) -> dict[str, NDArray[np.floating]]:
-        """Every array by name (the two tables first); the optimizer updates them in place."""
-        return named_arrays(self)
 
     @property
     def head_dim(self) -> int:

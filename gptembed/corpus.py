@@ -23,7 +23,7 @@ from importlib.resources import files
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from ._checks import check_in_range, check_int, check_integer_array
+from ._checks import as_generator, check_in_range, check_int, check_integer_array
 
 END_OF_TEXT = "\f"
 """The character between two documents (a form feed, which no topic contains)."""
@@ -144,7 +144,8 @@ def random_windows(
 
     Raises:
         TypeError, ValueError: a size that is not a positive integer, a stream that is not a
-            1-D array of integers, or one too short for a window and its target.
+            1-D array of integers, one too short for a window and its target, or a seed that
+            is not an integer >= 0 or a Generator.
     """
     ids = check_integer_array("stream", stream, VOCAB_SIZE)
     n_windows = check_int("n_windows", n_windows)
@@ -154,7 +155,7 @@ def random_windows(
             f"stream must be a 1-D array of at least seq_len + 1 = {seq_len + 1} ids, "
             f"got shape {ids.shape}"
         )
-    rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
+    rng = as_generator(seed)
     offsets = rng.integers(0, len(ids) - seq_len, size=n_windows)  # (n,) in [0, N - T - 1]
     index = offsets[:, None] + np.arange(seq_len + 1)  # (n, T + 1)
     window = ids[index].astype(np.intp, copy=False)

@@ -37,7 +37,7 @@ from ._checks import check_float_dtype, check_in_range, check_int, check_integer
 from .attention_model import ScoreTerms
 from .corpus import VOCAB_SIZE, random_windows
 from .embedding import INIT_STD, GPTStyleEmbedding
-from .optim import RunConfig, TrainResult, cross_entropy, fit, named_arrays
+from .optim import ArrayModel, RunConfig, TrainResult, cross_entropy, fit
 
 LN_EPS = 1e-5
 """The small number LayerNorm adds to the variance, as GPT-2 does."""
@@ -72,15 +72,14 @@ class GPTConfig(RunConfig):
 
     def __post_init__(self) -> None:
         super().__post_init__()
-        for name in ("vocab_size", "seq_len", "n_layer", "n_head", "embed_dim"):
-            check_int(name, getattr(self, name))
-        check_int("warmup", self.warmup, minimum=0)
+        self._check(check_int, "vocab_size", "seq_len", "n_layer", "n_head", "embed_dim")
+        self._check(check_int, "warmup", minimum=0)
         if self.embed_dim % self.n_head:
             raise ValueError(
                 f"embed_dim must be a multiple of n_head, got embed_dim {self.embed_dim} "
                 f"and n_head {self.n_head}"
             )
-        check_float_dtype(self.dtype)
+        self._keep("dtype", check_float_dtype(self.dtype).name)
 
     def learning_rate_at(self, step: int) -> float:
         """The learning rate of step ``step`` (0-based) of ``steps``: warmup, then cosine decay."""
@@ -93,7 +92,7 @@ class GPTConfig(RunConfig):
 
 
 @dataclass
-class GPT:
+class GPT(ArrayModel):
     """The embedding layer, ``n_layer`` pre-LayerNorm blocks, a final LayerNorm and a tied head.
 
     Attributes:
@@ -127,10 +126,6 @@ class GPT:
     b_mlp_proj: NDArray[np.floating]
     lnf_gain: NDArray[np.floating]
     lnf_bias: NDArray[np.floating]
-
-    def parameters(self) -> dict[str, NDArray[np.floating]]:
-        """Every array by name (the two tables first); the optimizer updates them in place."""
-        return named_arrays(self)
 
     @property
     def n_layer(self) -> int:

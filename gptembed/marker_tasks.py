@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import NDArray
 
-from ._checks import check_float, check_int, check_int_in_range
+from ._checks import as_generator, check_float, check_int, check_int_in_range
 from .attention_model import IGNORE
 
 
@@ -38,14 +38,15 @@ def make_latest_marker(
 
     Raises:
         TypeError, ValueError: a size that is not a positive integer, ``n_markers`` not in
-            ``[1, V - 1]`` (some ids must be filler), or a rate outside ``(0, 1]``.
+            ``[1, V - 1]`` (some ids must be filler), a rate outside ``(0, 1]``, or a seed
+            that is not an integer >= 0 or a Generator.
     """
     n_sequences = check_int("n_sequences", n_sequences)
     seq_len = check_int("seq_len", seq_len)
     vocab_size = check_int("vocab_size", vocab_size)
     n_markers = check_marker_count(n_markers, vocab_size)
     rate = check_marker_rate(rate)
-    rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
+    rng = as_generator(seed)
     shape = (n_sequences, seq_len)
     is_marker = rng.random(shape) < rate
     kinds = rng.integers(n_markers, size=shape)

@@ -181,11 +181,16 @@ class RunConfig:
     seed: int = 0
 
     def __post_init__(self) -> None:
-        self._keep("batch_size", check_int("batch_size", self.batch_size))
-        self._keep("steps", check_int("steps", self.steps, minimum=0))
-        self._keep("seed", check_int("seed", self.seed, minimum=0))
-        self._keep("learning_rate", check_float("learning_rate", self.learning_rate, above=0))
-        self._keep("use_positions", check_bool("use_positions", self.use_positions))
+        self._check(check_int, "batch_size")
+        self._check(check_int, "steps", "seed", minimum=0)
+        self._check(check_float, "learning_rate", above=0)
+        self._check(check_bool, "use_positions")
+
+    def _check(self, check: Callable[..., object], *names: str, **limits: float) -> None:
+        """Check each named field with ``check(name, value, **limits)`` (``check_int`` and its
+        kin) and keep what it returns."""
+        for name in names:
+            self._keep(name, check(name, getattr(self, name), **limits))
 
     def _keep(self, name: str, value: object) -> None:
         """Store a checked field as the Python number it was checked as (the config is frozen):
@@ -193,19 +198,20 @@ class RunConfig:
         object.__setattr__(self, name, value)
 
 
-def named_arrays(model: Any) -> dict[str, NDArray[np.floating]]:
-    """A dataclass model's arrays by name, not copies: its ``embedding``'s tables, then its own.
+class ArrayModel:
+    """The toy models' base: a dataclass whose ``embedding`` field is a :class:`GPTStyleEmbedding`
+    and whose other fields that are arrays are its weights (a size such as a head count is not)."""
 
-    ``model`` is a dataclass whose ``embedding`` field is a :class:`GPTStyleEmbedding`; its other
-    fields that are arrays follow in order (a size such as a head count is skipped). An optimizer
-    given this dict updates the model in place.
-    """
-    arrays = dict(model.embedding.parameters())
-    for f in fields(model):
-        value = getattr(model, f.name)
-        if f.name != "embedding" and isinstance(value, np.ndarray):
-            arrays[f.name] = value
-    return arrays
+    def parameters(self) -> dict[str, NDArray[np.floating]]:
+        """Every array by name, not copies: the embedding's two tables first, then the model's own
+        in field order. An optimizer given this dict updates the model in place."""
+        model: Any = self  # a dataclass, as every subclass is
+        arrays = dict(model.embedding.parameters())
+        for f in fields(model):
+            value = getattr(model, f.name)
+            if f.name != "embedding" and isinstance(value, np.ndarray):
+                arrays[f.name] = value
+        return arrays
 
 
 class ToyModel(Protocol):

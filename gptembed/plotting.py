@@ -202,6 +202,20 @@ def _labelled_level(ax: Axes, level: float, text: str, colour: str) -> None:
     )
 
 
+def _mark_verticals(ax: Axes, marks: Mapping[str, float], *, linestyle: str = "--") -> None:
+    """Draw each of ``marks`` (label -> x) as a thin black vertical line, labelled at the top."""
+    for label, where in marks.items():
+        ax.axvline(where, color=PALETTE["black"], ls=linestyle, lw=1.0)
+        ax.annotate(
+            label,
+            xy=(where, 1.0),
+            xycoords=("data", "axes fraction"),
+            xytext=(4, -12),
+            textcoords="offset points",
+            fontsize=8,
+        )
+
+
 def _check_finite(name: str, array: NDArray[np.float64]) -> None:
     """Refuse an array with a NaN or inf: it has no colour, and it would wreck a colour scale.
 
@@ -341,10 +355,23 @@ def plot_parameter_asymmetry(
 _LENGTH_TICKS = {2**k: (f"{2 ** (k - 10)}K" if k >= 10 else str(2**k)) for k in range(4, 21)}
 
 
-def _set_length_ticks(ax: Axes, lengths: Sequence[int] | NDArray[np.integer]) -> None:
-    """Label the powers of two in ``[lengths[0], lengths[-1]]`` on a length axis (256, 1K, ...)."""
+def _log_length_axis(ax: Axes, lengths: Sequence[int] | NDArray[np.integer]) -> None:
+    """A log-2 x axis of sorted lengths, its powers of two in ``[lengths[0], lengths[-1]]``
+    labelled (256, 1K, ...)."""
+    ax.set_xscale("log", base=2)
     ticks = [n for n in _LENGTH_TICKS if lengths[0] <= n <= lengths[-1]]
     ax.set_xticks(ticks, [_LENGTH_TICKS[n] for n in ticks])
+
+
+def _finish_cost_axes(ax: Axes, xlabel: str, ylabel: str, title: str) -> None:
+    """How the log-log cost figures end: no minor ticks, labels and title, a grid on the major
+    ticks and the legend at the lower right."""
+    ax.minorticks_off()
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    ax.set_title(title)
+    ax.grid(which="major", alpha=0.3)
+    ax.legend(loc="lower right", fontsize=8)
 
 
 def _precision(bytes_per_element: int) -> str:
@@ -436,16 +463,15 @@ def plot_attention_memory(
                 fontsize=8,
                 bbox={"boxstyle": "square,pad=0.15", "facecolor": "white", "edgecolor": "none"},
             )
-    ax.set_xscale("log", base=2)
+    _log_length_axis(ax, lengths)
     ax.set_yscale("log")
-    _set_length_ticks(ax, lengths)
-    ax.minorticks_off()
-    ax.set_xlabel("sequence length n (tokens, log scale)")
-    ax.set_ylabel("score memory (GiB, log scale)")
-    precision = _precision(bytes_per_element)
-    ax.set_title(f"Attention scores grow as n\u00b2: \u00d74 per doubling of n ({precision})")
-    ax.grid(which="major", alpha=0.3)
-    ax.legend(loc="lower right", fontsize=8)
+    _finish_cost_axes(
+        ax,
+        "sequence length n (tokens, log scale)",
+        "score memory (GiB, log scale)",
+        "Attention scores grow as n\u00b2: \u00d74 per doubling of n "
+        f"({_precision(bytes_per_element)})",
+    )
     return fig
 
 
@@ -701,16 +727,7 @@ def plot_loss_by(
     for (label, losses), (colour, marker) in zip(curves.items(), styles, strict=True):
         values = np.asarray(losses, dtype=float)
         ax.plot(xs, values, marker=marker, ms=4, color=colour, lw=1.5, label=label)
-    for label, where in (marks or {}).items():
-        ax.axvline(where, color=PALETTE["black"], ls="--", lw=1.0)
-        ax.annotate(
-            label,
-            xy=(where, 1.0),
-            xycoords=("data", "axes fraction"),
-            xytext=(4, -12),
-            textcoords="offset points",
-            fontsize=8,
-        )
+    _mark_verticals(ax, marks or {})
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
     ax.grid(True, alpha=0.3)
@@ -849,34 +866,18 @@ def plot_context_costs(
     for label, sizes, colour, style in lines:
         ax.plot(lengths, np.array(sizes, dtype=float), style, color=colour, lw=2, label=label)
     _mark_verticals(ax, marks or {}, linestyle=":")
-    ax.set_xscale("log", base=2)
+    _log_length_axis(ax, lengths)
     ax.set_yscale("log", base=2)
-    _set_length_ticks(ax, lengths)
     low, high = ax.get_ylim()
     byte_ticks = [2**p for p in range(0, 61, 5) if low <= 2**p <= high]  # 1 B, 32 B, ... 1 EiB
     ax.set_yticks(byte_ticks, [format_bytes(b) for b in byte_ticks])
-    ax.minorticks_off()
-    ax.set_xlabel("context length n (tokens, log scale)")
-    ax.set_ylabel("memory (log scale)")
-    precision = _precision(size)
-    ax.set_title(f"{model_label(name)}: what a longer context costs ({precision}, one sequence)")
-    ax.grid(which="major", alpha=0.3)
-    ax.legend(loc="lower right", fontsize=8)
+    _finish_cost_axes(
+        ax,
+        "context length n (tokens, log scale)",
+        "memory (log scale)",
+        f"{model_label(name)}: what a longer context costs ({_precision(size)}, one sequence)",
+    )
     return fig
-
-
-def _mark_verticals(ax: Axes, marks: Mapping[str, float], *, linestyle: str = "--") -> None:
-    """Draw each of ``marks`` (label -> x) as a thin black vertical line, labelled at the top."""
-    for label, where in marks.items():
-        ax.axvline(where, color=PALETTE["black"], ls=linestyle, lw=1.0)
-        ax.annotate(
-            label,
-            xy=(where, 1.0),
-            xycoords=("data", "axes fraction"),
-            xytext=(4, -12),
-            textcoords="offset points",
-            fontsize=8,
-        )
 
 
 def plot_training_curve(

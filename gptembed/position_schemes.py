@@ -106,10 +106,10 @@ class SchemeConfig(AttentionConfig):
             raise ValueError(f"task must be one of {TASKS}, got {self.task!r}")
         if not self.use_positions:
             raise ValueError("use_positions=False is scheme='none' here: pass that instead")
-        check_marker_count(self.n_markers, self.vocab_size)
-        check_marker_rate(self.marker_rate)
-        self._keep("alibi_slope", check_float("alibi_slope", self.alibi_slope, above=0))
-        self._keep("rotary_base", check_float("rotary_base", self.rotary_base, above=1))
+        self._keep("n_markers", check_marker_count(self.n_markers, self.vocab_size))
+        self._keep("marker_rate", check_marker_rate(self.marker_rate))
+        self._check(check_float, "alibi_slope", above=0)
+        self._check(check_float, "rotary_base", above=1)
         if self.head_dim % 2:
             raise ValueError(f"head_dim must be even (rotary pairs), got {self.head_dim}")
 

@@ -20,7 +20,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from ._checks import check_bool, check_int, check_type
 from .embedding import INIT_STD, GPTStyleEmbedding
-from .optim import Evaluation, RunConfig, TrainResult, cross_entropy, named_arrays, run_training
+from .optim import ArrayModel, Evaluation, RunConfig, TrainResult, cross_entropy, run_training
 from .records import VOCAB_SIZE, check_record_format, make_records
 
 
@@ -43,13 +43,12 @@ class TrainConfig(RunConfig):
     def __post_init__(self) -> None:
         super().__post_init__()
         check_record_format(self.record_format)
-        self._keep("seq_len", check_int("seq_len", self.seq_len))
-        self._keep("embed_dim", check_int("embed_dim", self.embed_dim))
-        self._keep("random_offset", check_bool("random_offset", self.random_offset))
+        self._check(check_int, "seq_len", "embed_dim")
+        self._check(check_bool, "random_offset")
 
 
 @dataclass
-class ReadoutModel:
+class ReadoutModel(ArrayModel):
     """The embedding layer plus a linear read-out to next-character logits.
 
     Attributes:
@@ -61,10 +60,6 @@ class ReadoutModel:
     embedding: GPTStyleEmbedding
     weight: NDArray[np.float64]
     bias: NDArray[np.float64]
-
-    def parameters(self) -> dict[str, NDArray[np.floating]]:
-        """Every array by name (the two tables first); the optimizer updates them in place."""
-        return named_arrays(self)
 
     def readout(self, x: NDArray[np.floating]) -> NDArray[np.float64]:
         """Logits ``(..., V)`` of embedded inputs ``(..., D)``: ``x @ weight + bias``."""

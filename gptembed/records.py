@@ -13,7 +13,7 @@ import math
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from ._checks import check_bool, check_in_range, check_int, check_integer_array, check_seed
+from ._checks import as_generator, check_bool, check_in_range, check_int, check_integer_array
 
 LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
 DIGITS = "0123456789"
@@ -126,7 +126,7 @@ def make_records(
     seq_len = check_int("seq_len", seq_len)
     record_format = check_record_format(record_format)
     random_offset = check_bool("random_offset", random_offset)
-    rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(check_seed(seed))
+    rng = as_generator(seed)
     period = len(record_format)
     n_records = -(-(seq_len + 1 + period) // period)  # enough records for any offset
     stream = np.empty((n_sequences, n_records * period), dtype=np.intp)  # (B, n_records * P)

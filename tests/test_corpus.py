@@ -101,6 +101,11 @@ def test_windows_refuse_bad_input() -> None:
         random_windows(np.arange(30), 2.0, 8)  # type: ignore[arg-type]
     with pytest.raises(TypeError, match="stream must be integers"):
         random_windows(np.zeros(30), 2, 8)
+    # numpy's own error came from inside SeedSequence, and True was taken as seed 1
+    with pytest.raises(ValueError, match=r"^seed must be an integer >= 0, got -1$"):
+        random_windows(np.arange(30), 2, 8, seed=-1)
+    with pytest.raises(TypeError, match=r"^seed must be an integer >= 0, got True of type bool$"):
+        random_windows(np.arange(30), 2, 8, seed=True)
 
 
 def test_the_bpe_counts_quoted_are_gpt2s() -> None:

@@ -32,6 +32,8 @@ from gptembed.optim import cross_entropy
 from tests.gradcheck import numerical_grad
 
 TINY = GPTConfig(vocab_size=7, seq_len=5, n_layer=2, n_head=2, embed_dim=8, dtype="float64", seed=3)
+ONE_BLOCK = GPTConfig(vocab_size=7, seq_len=8, n_layer=1, n_head=2, embed_dim=8)
+"""One block of two heads, in float32 as the stored runs are: the model the tests train."""
 
 
 def _perturbed(config: GPTConfig = TINY) -> GPT:
@@ -126,7 +128,7 @@ def test_token_losses_are_the_cross_entropy_of_each_prediction() -> None:
 
 
 def test_start_pos_moves_the_rows_read() -> None:
-    config = GPTConfig(vocab_size=7, seq_len=8, n_layer=1, n_head=2, embed_dim=8, dtype="float64")
+    config = dataclasses.replace(ONE_BLOCK, dtype="float64")
     model = _perturbed(config)
     inputs, _ = _batch(config)
     shifted = forward(model, inputs[:, :5], start_pos=3).logits
@@ -184,17 +186,21 @@ def test_config_refuses_bad_values() -> None:
         GPTConfig(dtype="int32")
 
 
-def test_training_is_deterministic_and_learns() -> None:
-    config = GPTConfig(
-        vocab_size=7,
-        seq_len=8,
-        n_layer=1,
-        n_head=2,
-        embed_dim=8,
-        steps=60,
-        warmup=5,
-        learning_rate=0.03,
+def test_config_stores_python_numbers_and_the_dtype_by_name(tmp_path: Path) -> None:
+    """Sizes were once checked but kept as the numpy scalars given, which save() could not write
+    into its JSON header."""
+    config = dataclasses.replace(
+        ONE_BLOCK, seq_len=np.int64(8), warmup=np.int32(2), dtype=np.dtype(np.float64)
     )
+    assert type(config.seq_len) is int and type(config.warmup) is int
+    assert config == dataclasses.replace(ONE_BLOCK, warmup=2, dtype="float64")
+    run = gpt.StoredRun(init_model(config), config, np.zeros(0), np.zeros(0, int), np.zeros(0), {})
+    save(tmp_path / "run.npz", run)
+    assert load(tmp_path / "run.npz").config == config
+
+
+def test_training_is_deterministic_and_learns() -> None:
+    config = dataclasses.replace(ONE_BLOCK, steps=60, warmup=5, learning_rate=0.03)
     stream = np.tile(np.arange(7), 40)  # 0 1 2 ... 6 0 1 ...: the next id is the id plus one
     first, second = train(config, stream), train(config, stream)
     np.testing.assert_array_equal(first.losses, second.losses)
@@ -203,7 +209,7 @@ def test_training_is_deterministic_and_learns() -> None:
         assert array.dtype == np.float32, name
     assert first.losses[0] == pytest.approx(math.log(7), abs=0.05)
     assert first.losses[-5:].mean() < 0.2
-    frozen = train(GPTConfig(**{**vars(config), "use_positions": False}), stream)
+    frozen = train(dataclasses.replace(config, use_positions=False), stream)
     assert (frozen.model.embedding.position_embeddings == 0).all()
 
 
@@ -259,7 +265,7 @@ def test_the_first_steps_reproduce_the_stored_curve() -> None:
 
 
 def test_save_and_load_round_trip(tmp_path: Path) -> None:
-    config = GPTConfig(vocab_size=7, seq_len=8, n_layer=1, n_head=2, embed_dim=8, steps=3)
+    config = dataclasses.replace(ONE_BLOCK, steps=3)
     result = train(config, np.tile(np.arange(7), 20))
     stored = gpt.StoredRun(
         result.model, config, result.losses, np.array([3]), np.array([1.5]), {"note": "x"}

@@ -45,9 +45,11 @@ def test_the_same_seed_gives_the_same_stream() -> None:
         ({"rate": 1.5}, ValueError, "rate must be a finite number > 0 and <= 1, got 1.5"),
         ({"rate": True}, TypeError, "rate must be a number > 0 and <= 1, got True"),
         ({"seq_len": 0}, ValueError, "seq_len must be an integer >= 1, got 0"),
+        ({"seed": -1}, ValueError, r"^seed must be an integer >= 0, got -1$"),
+        ({"seed": True}, TypeError, r"^seed must be an integer >= 0, got True of type bool$"),
     ],
 )
-def test_bad_sizes_are_refused(kwargs: dict, error: type, message: str) -> None:
+def test_bad_arguments_are_refused(kwargs: dict, error: type, message: str) -> None:
     arguments = {"n_sequences": 2, "seq_len": 5, "vocab_size": 6, "n_markers": 2, "rate": 0.5}
     with pytest.raises(error, match=message):
         make_latest_marker(**{**arguments, **kwargs})

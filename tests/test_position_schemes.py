@@ -244,6 +244,13 @@ def test_config_refuses_bad_values(changes: dict, message: str) -> None:
         tiny(str(changes.pop("scheme", "learned")), **changes)
 
 
+def test_config_stores_python_numbers() -> None:
+    """n_markers and marker_rate were once checked but kept as the numpy scalars given."""
+    config = tiny("alibi", n_markers=np.int64(2), marker_rate=np.float32(0.5))
+    assert type(config.n_markers) is int and type(config.marker_rate) is float
+    assert config == tiny("alibi", n_markers=2, marker_rate=0.5)
+
+
 def test_losses_by_length_average_the_positions_each_length_adds() -> None:
     curve = [np.nan, 1.0, 2.0, 4.0, 6.0, 6.0, 8.0, 10.0]
     assert losses_by_length(curve, 2) == {1: 1.0, 2: 3.0, 4: 7.5}

@@ -108,34 +108,17 @@ def test_sequences_longer_than_the_model_are_refused() -> None:
 
 def test_config_stores_python_numbers() -> None:
     """numpy scalars were once stored as given, so a config held np.int64 and np.float32."""
-    config = TrainConfig(
-        seed=np.int64(3),
-        steps=np.int8(2),
-        batch_size=np.uint16(4),
-        learning_rate=np.float32(0.5),
-        seq_len=np.int32(8),
-        embed_dim=np.int64(4),
-        use_positions=np.bool_(False),
-        random_offset=np.bool_(True),
-    )  # type: ignore[arg-type]
-    for name, kind in [
-        ("seed", int),
-        ("steps", int),
-        ("batch_size", int),
-        ("learning_rate", float),
-        ("seq_len", int),
-        ("embed_dim", int),
-        ("use_positions", bool),
-        ("random_offset", bool),
-    ]:
-        assert type(getattr(config, name)) is kind, name
-    assert config == TrainConfig(
-        seed=3,
-        steps=2,
-        batch_size=4,
-        learning_rate=0.5,
-        seq_len=8,
-        embed_dim=4,
-        use_positions=False,
-        random_offset=True,
-    )
+    given = [  # field, its Python value, the numpy type it is given as
+        ("seed", 3, np.int64),
+        ("steps", 2, np.int8),
+        ("batch_size", 4, np.uint16),
+        ("learning_rate", 0.5, np.float32),
+        ("seq_len", 8, np.int32),
+        ("embed_dim", 4, np.int64),
+        ("use_positions", False, np.bool_),
+        ("random_offset", True, np.bool_),
+    ]
+    config = TrainConfig(**{name: as_numpy(value) for name, value, as_numpy in given})
+    for name, value, _ in given:
+        assert type(getattr(config, name)) is type(value), name
+    assert config == TrainConfig(**{name: value for name, value, _ in given})

@@ -11,14 +11,7 @@ import json
 import numpy as np
 import pytest
 
-from gptembed import (
-    MODELS,
-    attention_scores_bytes,
-    flops_per_token,
-    format_bytes,
-    gpt_parameter_count,
-    kv_cache_bytes,
-)
+from gptembed import MODELS, format_bytes, gpt_parameter_count
 from gptembed.explorer import (
     ACCELERATORS,
     ATTENTION_MODES,
@@ -167,20 +160,14 @@ def test_grid_looks_up_what_context_costs_computes(grid: dict) -> None:
         assert shown[5] == [list(costs.holds), ", ".join(costs.holds) or "none"]
 
 
-def test_grid_agrees_with_the_package_formulas(grid: dict) -> None:
-    """A few settings checked against the formulas themselves, not through context_costs."""
-    values = grid["values"]
-    keys = list(MODELS)
-    for key, n, batch in [("gpt2-small", 1024, 1), ("gpt3-175b", 2**20, 64), ("gpt2-xl", 256, 8)]:
-        cfg, m = MODELS[key], keys.index(key)
-        li, bi = EXPLORER_LENGTHS.index(n), EXPLORER_BATCH_SIZES.index(batch)
-        eager = [values[i][0] for i in grid["by_setting"][m][li][0][bi][0]]
-        assert int(eager[3]) == attention_scores_bytes(n, cfg.n_heads, cfg.n_layers, batch, 4)
-        assert int(eager[1]) == kv_cache_bytes(n, cfg.n_layers, cfg.embed_dim, batch, 4)
-        by_length = [values[i][0] for i in grid["by_length"][m][li]]
-        assert int(by_length[0]) == n * cfg.embed_dim
-        assert by_length[3] == flops_per_token(cfg, n).attention_share
-        assert by_length[4] == flops_per_token(cfg, n, convention="kaplan").attention_share
+def test_every_control_at_its_far_end_by_hand() -> None:
+    """GPT-3 175B, a million tokens, fp16, a batch of 64: integers far past 2**53, exact."""
+    costs = context_costs(MODELS["gpt3-175b"], 2**20, batch_size=64, bytes_per_element=2)
+    assert costs.scores_layer_bytes == 64 * 96 * 2**40 * 2  # 12 PiB a layer
+    assert costs.scores_all_bytes == costs.kept_bytes == 96 * costs.scores_layer_bytes
+    assert costs.kv_cache_bytes == 2 * 96 * 2**20 * 12_288 * 64 * 2
+    assert costs.position_params == 2**20 * 12_288
+    assert costs.holds == ()
 
 
 def test_grid_is_json_that_keeps_every_integer_exact(grid: dict) -> None:

@@ -2,8 +2,7 @@
 
 The tests move the slider and the pickers as a reader would (the slider and, in one test, every
 control by keyboard alone) and compare every shown value, exact and as text, with the package's
-own functions: `attention_scores_bytes`, `softmax_statistics_bytes`, `kv_cache_bytes`,
-`flops_per_token` and the parameter arithmetic, not through `gptembed.explorer`. They also
+`context_costs` (which tests/test_explorer.py checks against the formulas). They also
 check that the explorer works from `file://` without a server, that axe finds no violation
 after the settings change, in either theme, and that the built data is what the package
 computes now. The browser and the server are tests/book/conftest.py's fixtures; axe and the theme
@@ -19,17 +18,8 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 import pytest
 
-from gptembed import (
-    MODELS,
-    attention_scores_bytes,
-    flops_per_token,
-    format_bytes,
-    gpt_parameter_count,
-    kv_cache_bytes,
-    model_label,
-    softmax_statistics_bytes,
-)
-from gptembed.explorer import ACCELERATORS, ATTENTION_MODES, explorer_grid, format_share
+from gptembed import MODELS, format_bytes, model_label
+from gptembed.explorer import ATTENTION_MODES, context_costs, explorer_grid, format_share
 from tests.book_site import BUILD, SCREENSHOTS, built_page, require_build, source_of, toc_docnames
 from tests.browsing import Visit, axe_violations, open_page, switch_to_dark
 
@@ -74,34 +64,30 @@ SETTINGS = [
 
 
 def expected(setting: Setting) -> dict[str, tuple[Any, str]]:
-    """Every value the explorer should show for ``setting``: ``{slot: (exact, text)}``."""
-    cfg = MODELS[setting.model]
-    n, size, batch = setting.tokens, setting.bytes_per_element, setting.batch
-    heads, layers, width = cfg.n_heads, cfg.n_layers, cfg.embed_dim
-    if setting.mode == "eager":
-        layer = attention_scores_bytes(n, heads, 1, batch, size)
-    elif setting.mode == "fused":
-        layer = softmax_statistics_bytes(n, heads, 1, batch)
-    else:  # one new token: a band of one row, n keys wide, is the same 1 x n row per head
-        layer = attention_scores_bytes(n, heads, 1, batch, size, window=1)
-    cache = kv_cache_bytes(n, layers, width, batch, size)
-    kept = cache + layer if setting.mode == "decode" else layers * layer
-    params = gpt_parameter_count(cfg.vocab_size, n, width, layers)
-    holds = [name for name, memory in ACCELERATORS.items() if kept <= memory]
-    share = flops_per_token(cfg, n).attention_share
-    kaplan = flops_per_token(cfg, n, convention="kaplan").attention_share
+    """Every value the explorer should show for ``setting``, ``{slot: (exact, text)}``: the
+    package's :func:`context_costs` (tests/test_explorer.py checks it against the formulas)."""
+    costs = context_costs(
+        MODELS[setting.model],
+        setting.tokens,
+        batch_size=setting.batch,
+        bytes_per_element=setting.bytes_per_element,
+        mode=setting.mode,
+    )
+    in_bytes = {
+        "weights": costs.weight_bytes,
+        "scores-layer": costs.scores_layer_bytes,
+        "scores-all": costs.scores_all_bytes,
+        "kv-cache": costs.kv_cache_bytes,
+        "kept": costs.kept_bytes,
+    }
     return {
-        "position-params": (n * width, f"{n * width:,}"),
-        "params": (params, f"{params:,}"),
-        "position-share": (n * width / params, format_share(n * width / params)),
-        "weights": (params * size, format_bytes(params * size)),
-        "scores-layer": (layer, format_bytes(layer)),
-        "scores-all": (layers * layer, format_bytes(layers * layer)),
-        "kv-cache": (cache, format_bytes(cache)),
-        "kept": (kept, format_bytes(kept)),
-        "holds": (holds, ", ".join(holds) or "none"),
-        "share": (share, f"{share:.1%}"),
-        "share-kaplan": (kaplan, f"{kaplan:.1%}"),
+        "position-params": (costs.position_params, f"{costs.position_params:,}"),
+        "params": (costs.params, f"{costs.params:,}"),
+        "position-share": (costs.position_share, format_share(costs.position_share)),
+        **{slot: (value, format_bytes(value)) for slot, value in in_bytes.items()},
+        "holds": (list(costs.holds), ", ".join(costs.holds) or "none"),
+        "share": (costs.attention_share, f"{costs.attention_share:.1%}"),
+        "share-kaplan": (costs.attention_share_kaplan, f"{costs.attention_share_kaplan:.1%}"),
     }
 
 

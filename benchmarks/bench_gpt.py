@@ -40,8 +40,8 @@ from gptembed.gpt import GPT, init_model, loss_and_grads, stored_run  # noqa: E4
 
 REPEATS = 7
 PARTS = {
-    "attention": ("_attention", "_attention_backward"),
-    "MLP": ("_mlp", "_mlp_backward"),
+    "attention": ("_attention", "attention"),  # the forward function, the backward method
+    "MLP": ("_mlp", "mlp"),
     "embedding layer": ("forward (embedding.py)", "backward (embedding.py)"),
     "LayerNorms": ("_layer_norm", "_layer_norm_backward"),
 }

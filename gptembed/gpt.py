@@ -28,7 +28,7 @@ import os
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, replace
 from importlib.resources import files
-from typing import IO, Any
+from typing import IO, Any, TypeAlias
 
 import numpy as np
 from numpy.typing import ArrayLike, DTypeLike, NDArray
@@ -38,6 +38,9 @@ from .attention_model import ScoreTerms
 from .corpus import VOCAB_SIZE, random_windows
 from .embedding import INIT_STD, GPTStyleEmbedding
 from .optim import ArrayModel, RunConfig, TrainResult, cross_entropy, fit
+
+Floats: TypeAlias = NDArray[np.floating]
+"""An array in the model's dtype: float32 to train, float64 to check gradients and to measure."""
 
 LN_EPS = 1e-5
 """The small number LayerNorm adds to the variance, as GPT-2 does."""
@@ -112,20 +115,20 @@ class GPT(ArrayModel):
 
     embedding: GPTStyleEmbedding
     n_head: int
-    ln1_gain: NDArray[np.floating]
-    ln1_bias: NDArray[np.floating]
-    w_attn: NDArray[np.floating]
-    b_attn: NDArray[np.floating]
-    w_attn_proj: NDArray[np.floating]
-    b_attn_proj: NDArray[np.floating]
-    ln2_gain: NDArray[np.floating]
-    ln2_bias: NDArray[np.floating]
-    w_fc: NDArray[np.floating]
-    b_fc: NDArray[np.floating]
-    w_mlp_proj: NDArray[np.floating]
-    b_mlp_proj: NDArray[np.floating]
-    lnf_gain: NDArray[np.floating]
-    lnf_bias: NDArray[np.floating]
+    ln1_gain: Floats
+    ln1_bias: Floats
+    w_attn: Floats
+    b_attn: Floats
+    w_attn_proj: Floats
+    b_attn_proj: Floats
+    ln2_gain: Floats
+    ln2_bias: Floats
+    w_fc: Floats
+    b_fc: Floats
+    w_mlp_proj: Floats
+    b_mlp_proj: Floats
+    lnf_gain: Floats
+    lnf_bias: Floats
 
     @property
     def n_layer(self) -> int:
@@ -155,13 +158,13 @@ def init_model(config: GPTConfig) -> GPT:
     layers, dim = config.n_layer, config.embed_dim
     residual_std = INIT_STD / math.sqrt(2 * layers)
 
-    def normal(shape: tuple[int, ...], std: float) -> NDArray[np.floating]:
+    def normal(shape: tuple[int, ...], std: float) -> Floats:
         return (rng.standard_normal(shape) * std).astype(dtype)
 
-    def zeros(*shape: int) -> NDArray[np.floating]:
+    def zeros(*shape: int) -> Floats:
         return np.zeros(shape, dtype=dtype)
 
-    def ones(*shape: int) -> NDArray[np.floating]:
+    def ones(*shape: int) -> Floats:
         return np.ones(shape, dtype=dtype)
 
     return GPT(
@@ -193,8 +196,8 @@ class LayerNormTrace:
         rstd: ``(..., 1)`` one over each vector's standard deviation (with :data:`LN_EPS`).
     """
 
-    xhat: NDArray[np.floating]
-    rstd: NDArray[np.floating]
+    xhat: Floats
+    rstd: Floats
 
 
 @dataclass
@@ -214,17 +217,17 @@ class BlockTrace:
     """
 
     ln1: LayerNormTrace
-    h1: NDArray[np.floating]
-    q: NDArray[np.floating]
-    k: NDArray[np.floating]
-    v: NDArray[np.floating]
-    probs: NDArray[np.floating]
-    heads: NDArray[np.floating]
+    h1: Floats
+    q: Floats
+    k: Floats
+    v: Floats
+    probs: Floats
+    heads: Floats
     ln2: LayerNormTrace
-    h2: NDArray[np.floating]
-    pre_gelu: NDArray[np.floating]
-    post_gelu: NDArray[np.floating]
-    gelu_tanh: NDArray[np.floating]
+    h2: Floats
+    pre_gelu: Floats
+    post_gelu: Floats
+    gelu_tanh: Floats
 
 
 @dataclass
@@ -237,15 +240,13 @@ class Forward:
         lnf: the final LayerNorm; ``final``: its output ``(B, T, D)``.
     """
 
-    logits: NDArray[np.floating]
+    logits: Floats
     blocks: list[BlockTrace]
     lnf: LayerNormTrace
-    final: NDArray[np.floating]
+    final: Floats
 
 
-def _layer_norm(
-    x: NDArray[np.floating], gain: NDArray[np.floating], bias: NDArray[np.floating]
-) -> tuple[NDArray[np.floating], LayerNormTrace]:
+def _layer_norm(x: Floats, gain: Floats, bias: Floats) -> tuple[Floats, LayerNormTrace]:
     """LayerNorm over the last axis of ``(..., D)``: its output and what backward needs."""
     centred = x - x.mean(axis=-1, keepdims=True)
     rstd = 1.0 / np.sqrt((centred * centred).mean(axis=-1, keepdims=True) + LN_EPS)
@@ -254,8 +255,8 @@ def _layer_norm(
 
 
 def _layer_norm_backward(
-    dy: NDArray[np.floating], trace: LayerNormTrace, gain: NDArray[np.floating]
-) -> tuple[NDArray[np.floating], NDArray[np.floating], NDArray[np.floating]]:
+    dy: Floats, trace: LayerNormTrace, gain: Floats
+) -> tuple[Floats, Floats, Floats]:
     """``(dx, dgain, dbias)`` of a LayerNorm given ``dL/dy`` ``(..., D)``."""
     xhat = trace.xhat
     dgain = (dy * xhat).reshape(-1, xhat.shape[-1]).sum(axis=0)
@@ -270,7 +271,7 @@ def _layer_norm_backward(
     return dx, dgain, dbias
 
 
-def _gelu(x: NDArray[np.floating]) -> tuple[NDArray[np.floating], NDArray[np.floating]]:
+def _gelu(x: Floats) -> tuple[Floats, Floats]:
     """GPT-2's GELU, the tanh approximation: ``x/2 (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))``.
 
     Returns the GELU of ``x`` and the tanh (which :func:`_gelu_backward` needs). Written in place
@@ -288,9 +289,7 @@ def _gelu(x: NDArray[np.floating]) -> tuple[NDArray[np.floating], NDArray[np.flo
     return inner, th
 
 
-def _gelu_backward(
-    dy: NDArray[np.floating], x: NDArray[np.floating], th: NDArray[np.floating]
-) -> NDArray[np.floating]:
+def _gelu_backward(dy: Floats, x: Floats, th: Floats) -> Floats:
     """``dL/dx`` of :func:`_gelu` at ``x`` given ``dL/dy`` and the forward pass's tanh ``th``:
     ``dy * (0.5 (1 + th) + 0.5 x (1 - th^2) c (1 + 3 * 0.044715 x^2))``, in that order."""
     slope = th * th
@@ -308,7 +307,7 @@ def _gelu_backward(
     return slope
 
 
-def _causal_softmax(scores: NDArray[np.floating]) -> NDArray[np.floating]:
+def _causal_softmax(scores: Floats) -> Floats:
     """Softmax over keys ``j <= i`` of ``(..., T, T)`` scores, in place; later keys get 0."""
     seq_len = scores.shape[-1]
     scores += np.triu(np.full((seq_len, seq_len), -np.inf, dtype=scores.dtype), 1)
@@ -318,48 +317,30 @@ def _causal_softmax(scores: NDArray[np.floating]) -> NDArray[np.floating]:
     return scores
 
 
-def _split_heads(a: NDArray[np.floating], n_head: int) -> NDArray[np.floating]:
+def _split_heads(a: Floats, n_head: int) -> Floats:
     """``(B, T, D)`` -> ``(B, n_head, T, D / n_head)``."""
     batch, seq_len, dim = a.shape
     return a.reshape(batch, seq_len, n_head, dim // n_head).transpose(0, 2, 1, 3)
 
 
-def _merge_heads(a: NDArray[np.floating]) -> NDArray[np.floating]:
+def _merge_heads(a: Floats) -> Floats:
     """``(B, n_head, T, H)`` -> ``(B, T, n_head * H)``."""
     batch, n_head, seq_len, head = a.shape
     return a.transpose(0, 2, 1, 3).reshape(batch, seq_len, n_head * head)
 
 
-def _linear(a: NDArray[np.floating], w: NDArray[np.floating]) -> NDArray[np.floating]:
+def _linear(a: Floats, w: Floats) -> Floats:
     """``a @ w`` for ``(..., N)`` and ``(N, M)`` as one matrix product of ``(B*T, N)`` rows:
     ``@`` on ``(B, T, N)`` would make ``B`` products of ``T`` rows, a third slower here."""
     return (a.reshape(-1, a.shape[-1]) @ w).reshape(*a.shape[:-1], w.shape[-1])
 
 
-def _affine_backward(
-    x: NDArray[np.floating],
-    w: NDArray[np.floating],
-    dout: NDArray[np.floating],
-    grads: dict[str, NDArray[np.floating]],
-    names: tuple[str, str],
-    layer: int,
-) -> NDArray[np.floating]:
-    """Back through ``out = x @ w + b`` (``x`` ``(B, T, N)``, ``w`` ``(N, M)``) given ``dL/dout``:
-    writes block ``layer``'s ``dL/dw`` and ``dL/db`` into ``grads`` under ``names``, returns
-    ``dL/dx``."""
-    grads[names[0]][layer] = _flat(x).T @ _flat(dout)
-    grads[names[1]][layer] = _flat(dout).sum(axis=0)
-    return _linear(dout, w.T)
-
-
-def _flat(a: NDArray[np.floating]) -> NDArray[np.floating]:
+def _flat(a: Floats) -> Floats:
     """``(B, T, N)`` as ``(B*T, N)``: a sum over batch and time becomes one matrix product."""
     return a.reshape(-1, a.shape[-1])
 
 
-def _attention(
-    model: GPT, layer: int, h1: NDArray[np.floating]
-) -> tuple[NDArray[np.floating], ...]:
+def _attention(model: GPT, layer: int, h1: Floats) -> tuple[Floats, ...]:
     """Block ``layer``'s heads on LayerNorm_1's output ``(B, T, D)``: ``(q, k, v, probs, heads,
     out)``, ``out`` the ``(B, T, D)`` added to the residual stream."""
     dim = model.embedding.embed_dim
@@ -380,33 +361,7 @@ def _attention(
     )
 
 
-def _attention_backward(
-    model: GPT,
-    layer: int,
-    b: BlockTrace,
-    dout: NDArray[np.floating],
-    grads: dict[str, NDArray[np.floating]],
-) -> NDArray[np.floating]:
-    """Back through :func:`_attention` given ``dL/dout`` ``(B, T, D)``: fills block ``layer``'s
-    gradients in ``grads`` and returns ``dL/dh1``."""
-    dmerged = _affine_backward(
-        b.heads, model.w_attn_proj[layer], dout, grads, ("w_attn_proj", "b_attn_proj"), layer
-    )
-    dheads = _split_heads(dmerged, model.n_head)  # (B, nh, T, H)
-    dprobs = dheads @ b.v.swapaxes(-1, -2)  # (B, nh, T, T)
-    dv = b.probs.swapaxes(-1, -2) @ dheads
-    # Softmax backward, row by row: ds = p * (dp - sum_j p dp); later keys have p = 0.
-    dscores = dprobs  # in place
-    dscores -= (b.probs * dprobs).sum(axis=-1, keepdims=True)
-    dscores *= b.probs
-    dscores *= 1.0 / math.sqrt(model.head_dim)
-    dq = dscores @ b.k
-    dk = dscores.swapaxes(-1, -2) @ b.q
-    dqkv = np.concatenate([_merge_heads(d) for d in (dq, dk, dv)], axis=-1)  # (B, T, 3D)
-    return _affine_backward(b.h1, model.w_attn[layer], dqkv, grads, ("w_attn", "b_attn"), layer)
-
-
-def _mlp(model: GPT, layer: int, h2: NDArray[np.floating]) -> tuple[NDArray[np.floating], ...]:
+def _mlp(model: GPT, layer: int, h2: Floats) -> tuple[Floats, ...]:
     """Block ``layer``'s MLP on LayerNorm_2's output ``(B, T, D)``: ``(pre_gelu, post_gelu,
     gelu_tanh, out)``, ``out`` the ``(B, T, D)`` added to the residual stream."""
     pre_gelu = _linear(h2, model.w_fc[layer]) + model.b_fc[layer]  # (B, T, 4D)
@@ -415,20 +370,56 @@ def _mlp(model: GPT, layer: int, h2: NDArray[np.floating]) -> tuple[NDArray[np.f
     return pre_gelu, post_gelu, th, out
 
 
-def _mlp_backward(
-    model: GPT,
-    layer: int,
-    b: BlockTrace,
-    dout: NDArray[np.floating],
-    grads: dict[str, NDArray[np.floating]],
-) -> NDArray[np.floating]:
-    """Back through :func:`_mlp` given ``dL/dout`` ``(B, T, D)``: fills block ``layer``'s
-    gradients in ``grads`` and returns ``dL/dh2``."""
-    dpost = _affine_backward(
-        b.post_gelu, model.w_mlp_proj[layer], dout, grads, ("w_mlp_proj", "b_mlp_proj"), layer
-    )
-    dpre = _gelu_backward(dpost, b.pre_gelu, b.gelu_tanh)
-    return _affine_backward(b.h2, model.w_fc[layer], dpre, grads, ("w_fc", "b_fc"), layer)
+@dataclass
+class _BlockBackward:
+    """Back through block ``layer``, given what its forward pass kept (``trace``): each method
+    takes ``dL/d(its output)`` and returns ``dL/d(its input)``, writing the block's rows of
+    ``grads`` (keyed as :meth:`GPT.parameters`) on the way."""
+
+    model: GPT
+    layer: int
+    trace: BlockTrace
+    grads: dict[str, Floats]
+
+    def affine(self, x: Floats, weight: str, bias: str, dout: Floats) -> Floats:
+        """Back through ``out = x @ w + b`` (``x`` ``(B, T, N)``, ``w`` ``(N, M)``), the block's
+        arrays named ``weight`` and ``bias``."""
+        self.grads[weight][self.layer] = _flat(x).T @ _flat(dout)
+        self.grads[bias][self.layer] = _flat(dout).sum(axis=0)
+        return _linear(dout, getattr(self.model, weight)[self.layer].T)
+
+    def attention(self, dout: Floats) -> Floats:
+        """Back through :func:`_attention`: ``(B, T, D)`` in, ``dL/dh1`` ``(B, T, D)`` out."""
+        b, model = self.trace, self.model
+        dmerged = self.affine(b.heads, "w_attn_proj", "b_attn_proj", dout)
+        dheads = _split_heads(dmerged, model.n_head)  # (B, nh, T, H)
+        dprobs = dheads @ b.v.swapaxes(-1, -2)  # (B, nh, T, T)
+        dv = b.probs.swapaxes(-1, -2) @ dheads
+        # Softmax backward, row by row: ds = p * (dp - sum_j p dp); later keys have p = 0.
+        dscores = dprobs  # in place
+        dscores -= (b.probs * dprobs).sum(axis=-1, keepdims=True)
+        dscores *= b.probs
+        dscores *= 1.0 / math.sqrt(model.head_dim)
+        dq = dscores @ b.k
+        dk = dscores.swapaxes(-1, -2) @ b.q
+        dqkv = np.concatenate([_merge_heads(d) for d in (dq, dk, dv)], axis=-1)  # (B, T, 3D)
+        return self.affine(b.h1, "w_attn", "b_attn", dqkv)
+
+    def mlp(self, dout: Floats) -> Floats:
+        """Back through :func:`_mlp`: ``(B, T, D)`` in, ``dL/dh2`` ``(B, T, D)`` out."""
+        b = self.trace
+        dpost = self.affine(b.post_gelu, "w_mlp_proj", "b_mlp_proj", dout)
+        dpre = _gelu_backward(dpost, b.pre_gelu, b.gelu_tanh)
+        return self.affine(b.h2, "w_fc", "b_fc", dpre)
+
+    def layer_norm(self, dy: Floats, name: str) -> Floats:
+        """Back through LayerNorm ``name`` (``"ln1"`` or ``"ln2"``) given ``dL/dy``."""
+        layer, gain = self.layer, f"{name}_gain"
+        trace = getattr(self.trace, name)
+        dx, self.grads[gain][layer], self.grads[f"{name}_bias"][layer] = _layer_norm_backward(
+            dy, trace, getattr(self.model, gain)[layer]
+        )
+        return dx
 
 
 def forward(
@@ -463,14 +454,14 @@ def forward(
 
 def logits(
     model: GPT, token_ids: ArrayLike, start_pos: int = 0, *, position_ids: ArrayLike | None = None
-) -> NDArray[np.floating]:
+) -> Floats:
     """Next-token logits ``(B, T, V)`` of ids ``(B, T)``; as :func:`forward`."""
     return forward(model, token_ids, start_pos, position_ids=position_ids).logits
 
 
 def loss_and_grads(
     model: GPT, inputs: ArrayLike, targets: ArrayLike
-) -> tuple[float, dict[str, NDArray[np.floating]]]:
+) -> tuple[float, dict[str, Floats]]:
     """Mean cross-entropy (nats) of ``(B, T)`` inputs against next-token targets, and every
     gradient, keyed and shaped as :meth:`GPT.parameters`.
 
@@ -488,18 +479,10 @@ def loss_and_grads(
     )
     grads = {name: np.zeros_like(array) for name, array in model.parameters().items()}
     grads["lnf_gain"], grads["lnf_bias"] = grad_lnf_gain, grad_lnf_bias
-    for layer in reversed(range(model.n_layer)):
-        b = f.blocks[layer]
-        dh2 = _mlp_backward(model, layer, b, dx, grads)
-        dx_ln2, grads["ln2_gain"][layer], grads["ln2_bias"][layer] = _layer_norm_backward(
-            dh2, b.ln2, model.ln2_gain[layer]
-        )
-        dx = dx + dx_ln2
-        dh1 = _attention_backward(model, layer, b, dx, grads)
-        dx_ln1, grads["ln1_gain"][layer], grads["ln1_bias"][layer] = _layer_norm_backward(
-            dh1, b.ln1, model.ln1_gain[layer]
-        )
-        dx = dx + dx_ln1
+    for layer in reversed(range(model.n_layer)):  # x + MLP(LN_2(x)), then x + Attention(LN_1(x))
+        block = _BlockBackward(model, layer, f.blocks[layer], grads)
+        dx = dx + block.layer_norm(block.mlp(dx), "ln2")
+        dx = dx + block.layer_norm(block.attention(dx), "ln1")
     grad_token, grad_position = model.embedding.backward(dx, ids)
     grads["token_embeddings"] = grad_token + grad_head
     grads["position_embeddings"] = grad_position

@@ -202,6 +202,30 @@ def check_in_range(what: str, array: NDArray[np.integer], limit: int, noun: str)
         )
 
 
+def check_targets(
+    targets: ArrayLike,
+    shape: tuple[int, ...],
+    n_classes: int,
+    *,
+    like: str,
+    ignore: int | None = None,
+) -> NDArray[np.integer]:
+    """``targets`` as integer ids in ``[0, n_classes)``, one per prediction, of ``shape``, which
+    ``like`` names in the message (``"the inputs' shape"``). An id equal to ``ignore`` (a target
+    not scored) is let through.
+
+    Raises:
+        TypeError: the targets are not integers.
+        ValueError: another shape, or an id outside ``[0, n_classes)`` that is not ``ignore``.
+    """
+    y = check_integer_array("targets", targets, n_classes)
+    if y.shape != shape:
+        raise ValueError(f"targets must have {like} {shape}, got {y.shape}")
+    scored = y if ignore is None else np.where(y == ignore, 0, y)
+    check_in_range("target id", scored, n_classes, "targets")
+    return y
+
+
 def as_real_array(
     name: str, values: ArrayLike, *, dtype: DTypeLike | None = np.float64
 ) -> NDArray[Any]:

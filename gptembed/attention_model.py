@@ -35,6 +35,7 @@ from ._checks import (
     check_int,
     check_int_in_range,
     check_integer_array,
+    check_targets,
     check_type,
 )
 from .embedding import INIT_STD, GPTStyleEmbedding
@@ -343,11 +344,12 @@ def _scored(logits: NDArray[np.float64], targets: ArrayLike) -> NDArray[np.bool_
     """Where ``targets`` (the ids' shape) is not :data:`IGNORE`: the positions that are scored.
 
     Raises:
-        ValueError: targets of another shape, or no position to score.
+        TypeError: targets that are not integers.
+        ValueError: targets of another shape, a target outside ``[0, V)`` that is not IGNORE,
+            or no position to score.
     """
-    y = np.asarray(targets)
-    if y.shape != logits.shape[:-1]:
-        raise ValueError(f"targets must have the ids' shape {logits.shape[:-1]}, got {y.shape}")
+    shape, n_classes = logits.shape[:-1], logits.shape[-1]
+    y = check_targets(targets, shape, n_classes, like="the ids' shape", ignore=IGNORE)
     scored = y != IGNORE
     if not scored.any():
         raise ValueError(f"every target is IGNORE ({IGNORE}): there is nothing to score")

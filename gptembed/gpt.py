@@ -33,7 +33,7 @@ from typing import IO, Any, TypeAlias
 import numpy as np
 from numpy.typing import ArrayLike, DTypeLike, NDArray
 
-from ._checks import check_float_dtype, check_in_range, check_int, check_integer_array
+from ._checks import check_float_dtype, check_int, check_targets
 from .attention_model import ScoreTerms
 from .corpus import VOCAB_SIZE, random_windows
 from .embedding import INIT_STD, GPTStyleEmbedding
@@ -516,10 +516,7 @@ def losses_of_logits(logits: ArrayLike, targets: ArrayLike) -> NDArray[np.float6
             target outside ``[0, V)``.
     """
     z = np.asarray(logits, dtype=np.float64)
-    y = check_integer_array("targets", targets, z.shape[-1])
-    if y.shape != z.shape[:-1]:
-        raise ValueError(f"targets must have the inputs' shape {z.shape[:-1]}, got {y.shape}")
-    check_in_range("target id", y, z.shape[-1], "ids")
+    y = check_targets(targets, z.shape[:-1], z.shape[-1], like="the inputs' shape")
     top = z.max(axis=-1, keepdims=True)
     log_norm = np.log(np.exp(z - top).sum(axis=-1)) + top[..., 0]  # (...)
     return log_norm - np.take_along_axis(z, y[..., None], axis=-1)[..., 0]

@@ -13,9 +13,8 @@ from ._checks import (
     as_real_array,
     check_bool,
     check_float,
-    check_in_range,
     check_int,
-    check_integer_array,
+    check_targets,
     check_type,
 )
 from .embedding import GPTStyleEmbedding
@@ -36,18 +35,13 @@ def cross_entropy(logits: ArrayLike, targets: ArrayLike) -> tuple[float, NDArray
     if z.ndim < 1 or z.shape[-1] == 0:
         raise ValueError(f"logits must have a last axis of V >= 1 classes, got shape {z.shape}")
     n_classes = z.shape[-1]
-    y = check_integer_array("targets", targets, n_classes)
-    if z.shape[:-1] != y.shape:
-        raise ValueError(
-            f"targets must have the logits' shape without the last axis, {z.shape[:-1]}, "
-            f"got {y.shape}"
-        )
+    like = "the logits' shape without the last axis,"
+    y = check_targets(targets, z.shape[:-1], n_classes, like=like)
     if y.size == 0:
         raise ValueError(
             f"cross_entropy needs at least one target, got shape {y.shape}: a mean over no "
             "targets is undefined"
         )
-    check_in_range("target id", y, n_classes, "targets")
     rows = z.reshape(-1, n_classes)  # (N, V)
     flat = y.reshape(-1)  # (N,)
     shifted = rows - rows.max(axis=1, keepdims=True)

@@ -38,7 +38,7 @@ from typing import Literal
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from ._checks import check_float, check_int
+from ._checks import check_float, check_int, check_targets
 from .attention_model import (
     IGNORE,
     AttentionConfig,
@@ -352,9 +352,8 @@ def loss_by_position(
         ValueError: targets of another shape than the inputs; and as :func:`forward`.
     """
     logits = forward(model, inputs, window).logits  # (B, T, V)
-    y = np.asarray(targets)
-    if y.shape != logits.shape[:-1]:
-        raise ValueError(f"targets must have the inputs' shape {logits.shape[:-1]}, got {y.shape}")
+    shape, n_classes = logits.shape[:-1], logits.shape[-1]
+    y = check_targets(targets, shape, n_classes, like="the inputs' shape", ignore=IGNORE)
     losses = np.full(y.shape[-1], np.nan)  # (T,)
     for t in range(y.shape[-1]):
         rows = y[:, t] != IGNORE  # (B,)

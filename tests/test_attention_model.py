@@ -225,6 +225,19 @@ def test_config_refuses_bad_values() -> None:
         loss_and_grads(model, np.zeros((1, 6), dtype=int), np.full((1, 6), IGNORE))
 
 
+def test_a_bad_target_is_named_where_it_stands() -> None:
+    """An id past V (not IGNORE) is refused at its place in the (B, T) targets, not at its place
+    among the scored ones; a float target is refused as such."""
+    model = init_model(TINY)
+    ids = np.zeros((2, 6), dtype=int)
+    targets = np.full((2, 6), IGNORE)
+    targets[1, 4] = 5  # V = 5
+    with pytest.raises(ValueError, match=r"^target id 5 at index \(1, 4\) is out of range"):
+        evaluate(model, ids, targets)
+    with pytest.raises(TypeError, match=r"^targets must be integers in \[0, 5\)"):
+        loss_and_grads(model, ids, targets.astype(float))
+
+
 def test_position_ids_give_what_start_pos_gives() -> None:
     model = _perturbed(TINY)
     ids = make_lookback(2, 4, TINY.vocab_size, 1, seed=8)[0]

@@ -5,6 +5,7 @@ Nothing is built here: the tests serve `_build/html` (run `./dev book` first) fr
 page reads what that visit recorded, and fails alone. axe-core checks every page in the light
 and the dark theme; screenshots of both (the light theme's first screen, the dark theme's whole
 page) land in `_build/screenshots/` for a person to look at.
+
 pytest-playwright launches the browser (Debian's Chromium: tests/book/conftest.py) and gives
 the single-page tests their `page`; the visits share one tab of their own.
 """

@@ -2,9 +2,10 @@
 arguments.
 
 pytest-playwright's `browser` (one per session, per xdist worker), `context` and `page` (one per
-test; with `--tracing retain-on-failure` and `--screenshot only-on-failure`, as `./dev test`
-passes, a failed test leaves its trace and screenshot in `test-results/`) are launched with the
-arguments set here: Debian's Chromium, or with `--browser-channel` a channel of Playwright's own.
+test) are made with the arguments set here: Debian's Chromium, or with `--browser-channel` a
+channel of Playwright's own. A failed test that used its `page` leaves a screenshot in
+`test-results/` (`./dev test` passes `--screenshot only-on-failure`) and, in CI, its trace
+(`.ci/run` adds `--tracing retain-on-failure`).
 """
 
 from __future__ import annotations

@@ -349,7 +349,9 @@ def loss_by_position(
     to :func:`forward`.
 
     Raises:
-        ValueError: targets of another shape than the inputs; and as :func:`forward`.
+        TypeError: targets that are not integers; and as :func:`forward`.
+        ValueError: targets of another shape than the inputs, or a target outside ``[0, V)``
+            that is not IGNORE; and as :func:`forward`.
     """
     logits = forward(model, inputs, window).logits  # (B, T, V)
     shape, n_classes = logits.shape[:-1], logits.shape[-1]

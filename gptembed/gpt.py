@@ -34,7 +34,7 @@ import numpy as np
 from numpy.typing import ArrayLike, DTypeLike, NDArray
 
 from ._checks import check_float_dtype, check_int, check_targets
-from .attention_model import ScoreTerms
+from .attention_model import ScoreTerms, _flat
 from .corpus import VOCAB_SIZE, random_windows
 from .embedding import INIT_STD, GPTStyleEmbedding
 from .optim import ArrayModel, RunConfig, TrainResult, cross_entropy, fit
@@ -333,11 +333,6 @@ def _linear(a: Floats, w: Floats) -> Floats:
     """``a @ w`` for ``(..., N)`` and ``(N, M)`` as one matrix product of ``(B*T, N)`` rows:
     ``@`` on ``(B, T, N)`` would make ``B`` products of ``T`` rows, a third slower here."""
     return (a.reshape(-1, a.shape[-1]) @ w).reshape(*a.shape[:-1], w.shape[-1])
-
-
-def _flat(a: Floats) -> Floats:
-    """``(B, T, N)`` as ``(B*T, N)``: a sum over batch and time becomes one matrix product."""
-    return a.reshape(-1, a.shape[-1])
 
 
 def _attention(model: GPT, layer: int, h1: Floats) -> tuple[Floats, ...]:

@@ -1,4 +1,5 @@
-"""Looking inside a position table: how alike its rows are, pair by pair and at a fixed lag."""
+"""Looking inside a position table: how alike its rows are, what a linear map reads off them, their
+principal components, and a control that has none of a trained table's meaning (a random walk)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,14 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from ._checks import check_float, check_int_in_range, check_real_array
+from ._checks import (
+    as_generator,
+    check_bool,
+    check_float,
+    check_int,
+    check_int_in_range,
+    check_real_array,
+)
 
 
 def _rows(table: ArrayLike, minimum: int = 0, purpose: str = "") -> NDArray[np.float64]:
@@ -94,8 +102,11 @@ class ProbeScore:
     baseline: float
 
 
-def _folds(n_rows: int, n_folds: int, units: str = "rows") -> list[NDArray[np.intp]]:
-    """Held-out rows of each fold: every ``n_folds``-th row, a fixed interleaved split.
+def _folds(
+    n_rows: int, n_folds: int, units: str = "rows", contiguous: bool = False
+) -> list[NDArray[np.intp]]:
+    """Held-out rows of each fold: every ``n_folds``-th row (a fixed interleaved split), or with
+    ``contiguous`` consecutive blocks of rows (the first fold the first block).
 
     Every fold holds out at least two of the ``n_rows`` (``units`` names them in a message).
     """
@@ -104,6 +115,8 @@ def _folds(n_rows: int, n_folds: int, units: str = "rows") -> list[NDArray[np.in
     n_folds = check_int_in_range(
         "n_folds", n_folds, 2, n_rows // 2, f" for {n_rows} {units} (two per fold)"
     )
+    if check_bool("contiguous", contiguous):
+        return np.array_split(np.arange(n_rows), n_folds)
     return [np.arange(fold, n_rows, n_folds) for fold in range(n_folds)]
 
 
@@ -120,7 +133,9 @@ def _ridge_fit(x: NDArray[np.float64], y: NDArray[np.float64], ridge: float) -> 
     return np.linalg.solve(gram + penalty * np.eye(len(gram)), x.T @ y)
 
 
-def position_probe(table: ArrayLike, n_folds: int = 4, ridge: float = 0.0) -> ProbeScore:
+def position_probe(
+    table: ArrayLike, n_folds: int = 4, ridge: float = 0.0, *, contiguous: bool = False
+) -> ProbeScore:
     """How well a linear map reads the absolute position ``t`` off row ``t`` of a table.
 
     Linear regression with an intercept from the ``D`` numbers of a row to its index, fitted by
@@ -130,8 +145,15 @@ def position_probe(table: ArrayLike, n_folds: int = 4, ridge: float = 0.0) -> Pr
     table's scale. Errors are mean absolute errors in positions. This follows the
     absolute-position probe of Wang and Chen (EMNLP 2020, arXiv:2010.04903).
 
+    With ``contiguous=True`` each fold holds out one block of consecutive rows instead, so the
+    probe must carry the position into rows *beyond* the ones it was fitted on, not between
+    them. Any smooth table passes the interleaved probe (a :func:`random_walk` reads within a
+    position or two); the blocked one tells a table that encodes position along a consistent
+    direction from one that only changes slowly.
+
     Raises:
-        TypeError: a table that does not hold real numbers, or a non-numeric ``ridge``.
+        TypeError: a table that does not hold real numbers, a non-numeric ``ridge``, or a
+            ``contiguous`` that is not a bool.
         ValueError: a table that is not 2-D or holds a NaN or an infinity, too few rows for the
             folds, or a ``ridge`` that is negative or not finite.
     """
@@ -139,7 +161,7 @@ def position_probe(table: ArrayLike, n_folds: int = 4, ridge: float = 0.0) -> Pr
     ridge = check_float("ridge", ridge, minimum=0)
     positions = np.arange(len(rows), dtype=np.float64)
     train_err, test_err, base_err = [], [], []
-    for held in _folds(len(rows), n_folds):
+    for held in _folds(len(rows), n_folds, contiguous=contiguous):
         fit = np.setdiff1d(np.arange(len(rows)), held)
         x_mean, y_mean = rows[fit].mean(axis=0), positions[fit].mean()
         x = rows[fit] - x_mean  # (n, D)
@@ -226,3 +248,24 @@ def principal_components(table: ArrayLike) -> PrincipalComponents:
     trend = np.arange(len(rows)) - (len(rows) - 1) / 2  # (L,)
     signs = np.where(trend @ scores < 0, -1.0, 1.0)  # (K,)
     return PrincipalComponents(scores * signs, vt * signs[:, None], s**2 / total, mean)
+
+
+def random_walk(
+    n_rows: int, dim: int, *, seed: int | np.random.Generator = 0
+) -> NDArray[np.float64]:
+    """An ``(n_rows, dim)`` table that is smooth by construction and means nothing: each row is
+    the one before plus a step drawn from ``N(0, 1)`` in every dimension (``np.cumsum`` of
+    Gaussian rows).
+
+    The control for a trained table's instruments. Neighbouring rows are alike, the first
+    principal component is close to a linear ramp and the next ones are waves of rising frequency:
+    the principal components of any random walk have that shape (Antognini and Sohl-Dickstein
+    2018, "PCA of high dimensional random walks with comparison to neural network training",
+    arXiv:1806.08805). What a trained table shows beyond that is what training put there.
+
+    Raises:
+        TypeError, ValueError: a size that is not a positive integer, or a seed that is not an
+            integer >= 0 or a Generator.
+    """
+    shape = check_int("n_rows", n_rows), check_int("dim", dim)
+    return np.cumsum(as_generator(seed).standard_normal(shape), axis=0)

@@ -8,11 +8,13 @@ import numpy as np
 import pytest
 
 from gptembed.attention_model import AttentionConfig, ScoreTerms, score_terms, term_spread, train
+from gptembed.gpt import stored_run
 from gptembed.positions import sinusoidal_table
 from gptembed.probes import (
     cosine_similarity_matrix,
     lagged_similarity,
     position_probe,
+    random_walk,
     shift_probe,
     similarity_by_lag,
 )
@@ -146,6 +148,49 @@ def test_position_probe_reads_a_table_built_to_encode_position_linearly() -> Non
     random = position_probe(_random_table(rows, dim))
     assert random.held_out > 4.0  # no better than a guess of the mean position
     assert random.train < random.held_out  # it fits the rows it saw, not the others
+
+
+def test_contiguous_folds_hold_out_blocks_of_consecutive_rows() -> None:
+    """On rows that lie on a line the two splits agree; where the line bends outside a block the
+    blocked probe, which must extend the fitted rows past their end, fails and the interleaved
+    one, which only fills the gaps between them, does not."""
+    t = np.arange(16.0)
+    line = np.stack([t, 2 * t], axis=1)
+    assert position_probe(line, contiguous=True).held_out < 1e-9
+    # Block 0..3 against the mean 9.5 of rows 4..15: off by 8 on average; block 4..7 against
+    # 98 / 12: by 8/3; the other two mirror them.
+    assert position_probe(line, contiguous=True).baseline == pytest.approx((8 + 8 / 3) / 2)
+    bent = np.stack([np.sin(t / 5), np.cos(t / 5)], axis=1)  # a smooth arc, not a line
+    assert position_probe(bent, contiguous=True).held_out > 2 * position_probe(bent).held_out
+    with pytest.raises(TypeError, match=r"contiguous must be True or False, got 1 of type int"):
+        position_probe(line, contiguous=1)  # type: ignore[arg-type]
+
+
+def test_a_random_walk_is_smooth_and_passes_the_interleaved_probe_but_not_the_blocked_one() -> None:
+    walk = random_walk(128, 64, seed=0)
+    assert walk.shape == (128, 64)
+    np.testing.assert_array_equal(walk, random_walk(128, 64, seed=0))
+    steps = np.diff(walk, axis=0)
+    assert abs(steps.std() - 1.0) < 0.02  # N(0, 1) steps
+    assert similarity_by_lag(walk)[0] > 0.95  # neighbouring rows alike
+    assert position_probe(walk).held_out < 3.0  # within a few of 128 positions
+    assert position_probe(walk, contiguous=True).held_out > 5.0
+    with pytest.raises(ValueError, match=r"dim must be an integer >= 1, got 0"):
+        random_walk(4, 0)
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_the_blocked_probe_separates_each_stored_text_table_from_random_walks(seed: int) -> None:
+    """Chapter 9's control: every stored table reads within about a position on held-out blocks,
+    several times better than any of three random walks of its size."""
+    table = stored_run(seed=seed, dtype=np.float64).model.embedding.position_embeddings
+    trained = position_probe(table, contiguous=True).held_out
+    walks = [
+        position_probe(random_walk(*table.shape, seed=s), contiguous=True).held_out
+        for s in range(3)
+    ]
+    assert trained < 1.5
+    assert 4 * trained < min(walks)
 
 
 def test_shift_probe_is_exact_on_sinusoids_and_fails_on_random_rows() -> None:

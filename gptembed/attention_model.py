@@ -340,7 +340,7 @@ def forward(
     return result
 
 
-def _scored(logits: NDArray[np.float64], targets: ArrayLike) -> NDArray[np.bool_]:
+def scored_positions(logits: NDArray[np.floating], targets: ArrayLike) -> NDArray[np.bool_]:
     """Where ``targets`` (the ids' shape) is not :data:`IGNORE`: the positions that are scored.
 
     Raises:
@@ -360,7 +360,7 @@ def _masked_loss(
     logits: NDArray[np.float64], targets: ArrayLike
 ) -> tuple[float, NDArray[np.float64]]:
     """Cross-entropy over positions whose target is not :data:`IGNORE`, and its gradient."""
-    scored = _scored(logits, targets)
+    scored = scored_positions(logits, targets)
     loss, dscored = cross_entropy(logits[scored], np.asarray(targets)[scored])
     dlogits = np.zeros_like(logits)
     dlogits[scored] = dscored
@@ -454,7 +454,7 @@ def evaluate(
     :data:`IGNORE` are not scored.
     """
     logits = forward(model, inputs, start_pos, scores=scores).logits
-    scored = _scored(logits, targets)
+    scored = scored_positions(logits, targets)
     return Evaluation.of(logits[scored], np.asarray(targets)[scored])
 
 

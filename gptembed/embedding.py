@@ -26,6 +26,12 @@ from .models import ParameterCounts, embedding_parameter_counts
 INIT_STD = 0.02
 """Standard deviation of both tables at initialisation, as in the section (and nanoGPT)."""
 
+Extension = Literal["fresh", "tile", "interpolate"]
+"""How :meth:`GPTStyleEmbedding.extended` grows a table past its rows."""
+
+EXTENSIONS: tuple[Extension, ...] = ("fresh", "tile", "interpolate")
+"""The three ways of growing a table, in the order the book shows them."""
+
 # Bytes gathered and added per step of ``forward``: a block small enough to still be in cache
 # when the add reads it back, large enough that the Python steps cost little (benchmarks/README.md
 # says how 768 KiB was chosen).
@@ -406,7 +412,7 @@ class GPTStyleEmbedding:
     def extended(
         self,
         max_seq_len: int,
-        method: Literal["fresh", "interpolate", "tile"] = "fresh",
+        method: Extension = "fresh",
         *,
         seed: int | None = None,
     ) -> GPTStyleEmbedding:

@@ -34,10 +34,10 @@ import numpy as np
 from numpy.typing import ArrayLike, DTypeLike, NDArray
 
 from ._checks import check_float_dtype, check_int, check_targets
-from .attention_model import ScoreTerms, _flat
+from .attention_model import ScoreTerms, _flat, scored_positions
 from .corpus import VOCAB_SIZE, random_windows
 from .embedding import INIT_STD, GPTStyleEmbedding
-from .optim import ArrayModel, RunConfig, TrainResult, cross_entropy, fit
+from .optim import ArrayModel, RunConfig, TrainResult, cross_entropy, run_training
 
 Floats: TypeAlias = NDArray[np.floating]
 """An array in the model's dtype: float32 to train, float64 to check gradients and to measure."""
@@ -460,13 +460,21 @@ def loss_and_grads(
     """Mean cross-entropy (nats) of ``(B, T)`` inputs against next-token targets, and every
     gradient, keyed and shaped as :meth:`GPT.parameters`.
 
-    The token table's gradient is the sum of two: as the input table and as the output head.
+    A target equal to :data:`~gptembed.attention_model.IGNORE` is not scored: the mean is over
+    the other predictions, and the gradients are those of that mean (chapter 9 scores only the
+    last position this way). The token table's gradient is the sum of two: as the input table
+    and as the output head.
+
+    Raises:
+        ValueError: targets of another shape than the inputs, a target outside ``[0, V)`` that is
+            not IGNORE, or every target IGNORE.
     """
     ids = model.embedding.check_ids(inputs)
     f = forward(model, ids)
-    loss, dlogits64 = cross_entropy(f.logits, targets)
-    dtype = model.embedding.dtype
-    dlogits = dlogits64.astype(dtype)  # (B, T, V)
+    scored = scored_positions(f.logits, targets)  # (B, T)
+    loss, dscored = cross_entropy(f.logits[scored], np.asarray(targets)[scored])
+    dlogits = np.zeros(f.logits.shape, dtype=model.embedding.dtype)  # (B, T, V)
+    dlogits[scored] = dscored
     wte = model.embedding.token_embeddings
     grad_head = _flat(dlogits).T @ _flat(f.final)  # (V, D)
     dx, grad_lnf_gain, grad_lnf_bias = _layer_norm_backward(
@@ -532,6 +540,7 @@ def evaluate(
 def train(
     config: GPTConfig,
     stream: ArrayLike,
+    model: GPT | None = None,
     *,
     after_step: Callable[[int, GPT], None] | None = None,
 ) -> TrainResult[GPT, GPTConfig]:
@@ -539,27 +548,30 @@ def train(
 
     Each step draws ``batch_size`` windows of ``seq_len + 1`` ids at uniform random offsets
     (:func:`~gptembed.corpus.random_windows`), so position 0 is rarely the start of a document.
-    The learning rate follows :meth:`GPTConfig.learning_rate_at`. ``after_step(steps_done,
-    model)`` is called after every update (``tools/train_lm.py`` logs held-out losses with it).
+    The learning rate follows :meth:`GPTConfig.learning_rate_at`. Training starts from a copy of
+    ``model`` if one is given (left as it was: chapter 9 fine-tunes a grown model this way), else
+    from :func:`init_model` of ``config``; :func:`~gptembed.optim.run_training` runs it.
+    ``after_step(steps_done, model)`` is called after every update (``tools/train_lm.py`` logs
+    held-out losses with it).
 
-    Deterministic: the same ``config`` and ``stream`` give the same losses and weights on the
-    same machine.
+    Deterministic: the same ``config``, ``stream`` and start give the same losses and weights on
+    the same machine.
+
+    Raises:
+        TypeError: ``model`` is not a :class:`GPT`.
+        ValueError: ``model``'s arrays do not have the shapes ``config`` gives (``seq_len``
+            position rows, for one).
     """
-    model = init_model(config)
-    initial = model.embedding.position_embeddings.copy()
-    data_rng = np.random.default_rng([config.seed, 2])
     ids = np.asarray(stream)
-    losses = fit(
-        model.parameters(),
-        lambda inputs, targets: loss_and_grads(model, inputs, targets),
-        lambda: random_windows(ids, config.batch_size, config.seq_len, seed=data_rng),
-        config.steps,
-        config.learning_rate,
-        frozen=() if config.use_positions else ("position_embeddings",),
+    return run_training(
+        config,
+        model,
+        init_model,
+        loss_and_grads,
+        lambda seed: random_windows(ids, config.batch_size, config.seq_len, seed=seed),
         schedule=config.learning_rate_at,
-        after_step=None if after_step is None else (lambda done: after_step(done, model)),
+        after_step=after_step,
     )
-    return TrainResult(model, losses, initial, config)
 
 
 @dataclass

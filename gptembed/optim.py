@@ -327,6 +327,9 @@ def run_training(
     init_model: Callable[[Config], Model],
     loss_and_grads: Callable[[Model, NDArray[np.intp], NDArray[np.intp]], tuple[float, dict]],
     draw_batch: Callable[..., Batch],
+    *,
+    schedule: Callable[[int], float] | None = None,
+    after_step: Callable[[int, Model], None] | None = None,
 ) -> TrainResult[Model, Config]:
     """Train a toy model as ``config`` says: what every toy model's ``train`` does.
 
@@ -342,6 +345,8 @@ def run_training(
         loss_and_grads: ``(model, inputs, targets) -> (loss, grads)``.
         draw_batch: ``draw_batch(seed=rng)`` draws a batch; ``rng`` is seeded by
             ``config.seed``, a stream of its own, apart from the weights'.
+        schedule: ``step -> learning rate``, as in :func:`fit`; by default ``learning_rate``.
+        after_step: called as ``after_step(steps_done, model)`` after every update.
 
     Deterministic: the same config and start give the same losses and weights on the same
     machine.
@@ -360,5 +365,7 @@ def run_training(
         config.steps,
         config.learning_rate,
         frozen=() if config.use_positions else ("position_embeddings",),
+        schedule=schedule,
+        after_step=None if after_step is None else (lambda done: after_step(done, model)),
     )
     return TrainResult(model, losses, initial, config)

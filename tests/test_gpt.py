@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 from gptembed import gpt
+from gptembed.attention_model import IGNORE
 from gptembed.corpus import held_out_stream, random_windows, train_stream
 from gptembed.gpt import (
     GPT,
@@ -64,6 +65,24 @@ def test_every_gradient_matches_finite_differences(name: str) -> None:
     assert np.abs(numeric).max() > 1e-3, "the check needs gradients that are not ~0"
     assert grads[name].shape == model.parameters()[name].shape
     np.testing.assert_allclose(grads[name], numeric, rtol=1e-5, atol=1e-8)
+
+
+def test_ignored_targets_are_not_scored_and_their_gradient_is_the_scored_mean() -> None:
+    """Scoring only the last position (chapter 9's control): the loss is the mean over the
+    scored predictions, and a gradient matches finite differences of that loss."""
+    model = _perturbed()
+    inputs, targets = _batch()
+    last_only = np.full_like(targets, IGNORE)
+    last_only[:, -1] = targets[:, -1]
+    loss, grads = loss_and_grads(model, inputs, last_only)
+    assert loss == pytest.approx(token_losses(model, inputs, targets)[:, -1].mean(), rel=1e-6)
+    table = model.parameters()["position_embeddings"]
+    numeric = numerical_grad(lambda: loss_and_grads(model, inputs, last_only)[0], table)
+    np.testing.assert_allclose(grads["position_embeddings"], numeric, rtol=1e-5, atol=1e-8)
+    with pytest.raises(ValueError, match=r"every target is IGNORE \(-1\): there is nothing"):
+        loss_and_grads(model, inputs, np.full_like(targets, IGNORE))
+    with pytest.raises(ValueError, match=r"target id -2 at index \(0, 0\) is out of range"):
+        loss_and_grads(model, inputs, np.where(last_only == IGNORE, -2, last_only))
 
 
 def test_the_forward_pass_by_hand_one_block_one_head() -> None:
@@ -211,6 +230,24 @@ def test_training_is_deterministic_and_learns() -> None:
     assert first.losses[-5:].mean() < 0.2
     frozen = train(dataclasses.replace(config, use_positions=False), stream)
     assert (frozen.model.embedding.position_embeddings == 0).all()
+
+
+def test_training_continues_from_a_given_model_even_one_with_a_grown_table() -> None:
+    """Chapter 9 fine-tunes its model after growing the table: train copies the given model, so
+    it is left as it was, and starts from its values."""
+    config = dataclasses.replace(ONE_BLOCK, steps=20, warmup=2, learning_rate=0.03)
+    stream = np.tile(np.arange(7), 40)
+    first = train(config, stream).model
+    before = {name: array.copy() for name, array in first.parameters().items()}
+    longer = dataclasses.replace(config, seq_len=16, seed=1)
+    grown = dataclasses.replace(first, embedding=first.embedding.extended(16, method="tile"))
+    more = train(longer, stream, grown)
+    for name, array in first.parameters().items():
+        np.testing.assert_array_equal(array, before[name], err_msg=name)
+    assert more.model.embedding.max_seq_len == 16
+    assert more.losses[0] < train(longer, stream).losses[0]  # it started from what it knew
+    with pytest.raises(ValueError, match=r"position_embeddings \(8, 8\) \(the config's: \(16"):
+        train(longer, stream, first)
 
 
 # The small GPT stored in the package: it loads, it is the run its stored curve says, and the

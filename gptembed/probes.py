@@ -1,5 +1,7 @@
-"""Looking inside a position table: how alike its rows are, what a linear map reads off them, their
-principal components, and a control that has none of a trained table's meaning (a random walk)."""
+"""Looking inside a position table: row similarity, linear probes, principal components.
+
+A :func:`random_walk` is the control for each: smooth by construction, and meaningless.
+"""
 
 from __future__ import annotations
 

@@ -1,0 +1,130 @@
+"""Growing the small GPT's position table past its trained length, then training it there.
+
+Chapter 9 grows the stored model of :mod:`gptembed.gpt` from 128 to 256 rows with each of
+:meth:`~gptembed.embedding.GPTStyleEmbedding.extended`'s methods and fine-tunes every array at the
+new length, as position interpolation does for rotary models before it uses a longer context (Chen
+et al. 2023, "Extending Context Window of Large Language Models via Positional Interpolation",
+arXiv:2306.15595, section 3). ``tools/fine_tune_lm.py`` runs it for each stored seed and stores the
+held-out curves (:func:`save_growth`); :func:`stored_growth` reads them back.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import asdict, dataclass, replace
+from importlib.resources import files
+from typing import IO, Any
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from ._checks import check_int
+from .embedding import EXTENSIONS, Extension
+from .gpt import GPT, GPTConfig, token_losses
+
+GROWN_LEN = 256
+"""Rows of the grown table: twice the stored model's 128."""
+
+
+def fine_tune_config(config: GPTConfig) -> GPTConfig:
+    """The stored run's config made a fine-tuning run at :data:`GROWN_LEN`.
+
+    Batches of 16 windows of 256 characters (the 4,096 characters a step of the original run's
+    32 x 128), 400 steps of Adam at a peak rate of 3e-4, a tenth of the original's, after 20 steps
+    of warmup (Chen et al. 2023 warm up for 20 steps too), then the half-cosine decay of
+    :meth:`GPTConfig.learning_rate_at`.
+    """
+    return replace(
+        config, seq_len=GROWN_LEN, batch_size=16, steps=400, learning_rate=3e-4, warmup=20
+    )
+
+
+def grown(model: GPT, method: Extension, seq_len: int = GROWN_LEN) -> GPT:
+    """``model`` with its position table grown to ``seq_len`` rows by ``method`` (fresh rows are
+    drawn with seed 1); every other array is shared with ``model``, not copied."""
+    return replace(model, embedding=model.embedding.extended(seq_len, method=method, seed=1))
+
+
+def old_and_new(
+    model: GPT, inputs: ArrayLike, targets: ArrayLike, trained_len: int
+) -> tuple[float, float]:
+    """Mean held-out loss (nats) at the trained positions ``[0, trained_len)`` and at the new
+    ones ``[trained_len, T)`` of ``(B, T)`` windows."""
+    trained_len = check_int("trained_len", trained_len)
+    losses = token_losses(model, inputs, targets)  # (B, T)
+    if not trained_len < losses.shape[1]:
+        raise ValueError(
+            f"trained_len must be below the windows' length {losses.shape[1]}, got {trained_len}"
+        )
+    return float(losses[:, :trained_len].mean()), float(losses[:, trained_len:].mean())
+
+
+@dataclass
+class GrowthCurves:
+    """Fine-tuning curves of one stored model grown three ways, as :func:`save_growth` stores them.
+
+    Attributes:
+        config: the fine-tuning run's :class:`GPTConfig` (:func:`fine_tune_config` of the model's).
+        trained_len: the rows the model was trained with, before growing.
+        steps: ``(E,)`` the step counts at which the held-out loss was measured, 0 first.
+        old, new: per method, ``(E,)`` held-out loss at the trained and at the new positions.
+        losses: per method, ``(steps,)`` training loss of each step's batch, before its update.
+        info: how the curves were made (command, windows, wall time, machine), as stored.
+    """
+
+    config: GPTConfig
+    trained_len: int
+    steps: NDArray[np.intp]
+    old: dict[str, NDArray[np.float64]]
+    new: dict[str, NDArray[np.float64]]
+    losses: dict[str, NDArray[np.float64]]
+    info: dict[str, Any]
+
+
+def save_growth(path: str | os.PathLike[str], curves: GrowthCurves) -> None:
+    """Write ``curves`` to one ``.npz`` file: a JSON header and one array per curve."""
+    header = {"config": asdict(curves.config), "trained_len": curves.trained_len}
+    arrays: dict[str, Any] = {"steps": curves.steps}
+    for method in curves.old:
+        arrays[f"old_{method}"] = curves.old[method]
+        arrays[f"new_{method}"] = curves.new[method]
+        arrays[f"losses_{method}"] = curves.losses[method]
+    header["info"] = curves.info
+    np.savez(path, header=np.array(json.dumps(header, sort_keys=True)), **arrays)
+
+
+def load_growth(file: str | os.PathLike[str] | IO[bytes]) -> GrowthCurves:
+    """Read curves that :func:`save_growth` wrote.
+
+    Raises:
+        ValueError: the file lacks a method's curves.
+    """
+    with np.load(file) as data:
+        header = json.loads(str(data["header"]))
+        missing = [m for m in EXTENSIONS if f"new_{m}" not in data]
+        if missing:
+            raise ValueError(f"stored curves: no curves for {missing}")
+        return GrowthCurves(
+            GPTConfig(**header["config"]),
+            header["trained_len"],
+            data["steps"].astype(np.intp),
+            {m: data[f"old_{m}"].astype(np.float64) for m in EXTENSIONS},
+            {m: data[f"new_{m}"].astype(np.float64) for m in EXTENSIONS},
+            {m: data[f"losses_{m}"].astype(np.float64) for m in EXTENSIONS},
+            header["info"],
+        )
+
+
+def stored_growth(*, seed: int = 0) -> GrowthCurves:
+    """The curves ``tools/fine_tune_lm.py --seed SEED`` stored for the stored model of that seed
+    (``gptembed/data/grown_seedSEED.npz``; seeds 0, 1 and 2).
+
+    Raises:
+        ValueError: no curves are stored for ``seed``.
+    """
+    path = files("gptembed").joinpath(f"data/grown_seed{check_int('seed', seed, minimum=0)}.npz")
+    if not path.is_file():
+        raise ValueError(f"no stored curves for seed {seed}: the package stores seeds 0, 1 and 2")
+    with path.open("rb") as file:
+        return load_growth(file)

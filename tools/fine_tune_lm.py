@@ -1,0 +1,101 @@
+"""Grow a stored small GPT's table to 256 rows three ways, fine-tune each, store the curves.
+
+    .venv/bin/python tools/fine_tune_lm.py --seed 0   # gptembed/data/grown_seed0.npz (and 1, 2)
+
+For the stored model of the seed (``gptembed.gpt.stored_run``), each of ``fresh``, ``tile`` and
+``interpolate`` grows the table (``gptembed.growth.grown``); the grown model is then trained as
+``gptembed.growth.fine_tune_config`` says, every array, on windows of 256 characters, with the
+held-out loss at the trained and the new positions measured every 25 steps. Chapter 9 plots what
+this stores; ``tests/test_growth.py`` re-runs the first steps and matches the stored curves. BLAS
+runs on one thread, as in ``tools/train_lm.py``.
+"""
+
+from __future__ import annotations
+
+import os
+
+for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ[_var] = "1"
+
+import argparse  # noqa: E402
+import platform  # noqa: E402
+import sys  # noqa: E402
+import time  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+import numpy as np  # noqa: E402
+
+from gptembed.corpus import held_out_stream, random_windows, train_stream  # noqa: E402
+from gptembed.embedding import EXTENSIONS  # noqa: E402
+from gptembed.gpt import GPT, stored_run, train  # noqa: E402
+from gptembed.growth import (  # noqa: E402
+    GROWN_LEN,
+    GrowthCurves,
+    fine_tune_config,
+    grown,
+    old_and_new,
+    save_growth,
+)
+
+EVAL_EVERY = 25
+"""Steps between two held-out measurements."""
+
+EVAL_WINDOWS, EVAL_SEED = 32, 5
+HELD_OUT = random_windows(held_out_stream(), EVAL_WINDOWS, GROWN_LEN, seed=EVAL_SEED)
+"""The held-out windows of 256 characters the curves are measured on (stored in the info)."""
+
+DATA = Path(__file__).resolve().parent.parent / "gptembed" / "data"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--seed", type=int, default=0, help="the stored model to grow")
+    parser.add_argument("--out", type=Path, help="where to store (default: the package's data)")
+    args = parser.parse_args()
+    run = stored_run(seed=args.seed)
+    config = fine_tune_config(run.config)
+    out = args.out or DATA / f"grown_seed{args.seed}.npz"
+    trained_len = run.config.seq_len
+    steps = [0, *range(EVAL_EVERY, config.steps + 1, EVAL_EVERY)]
+    old: dict[str, list[float]] = {}
+    new: dict[str, list[float]] = {}
+    losses: dict[str, np.ndarray] = {}
+    start = time.perf_counter()
+    for method in EXTENSIONS:
+        model = grown(run.model, method)
+        old[method], new[method] = [], []
+
+        def measure(done: int, model: GPT, method: str = method) -> None:
+            if done in steps:
+                o, n = old_and_new(model, *HELD_OUT, trained_len)
+                old[method].append(o)
+                new[method].append(n)
+                print(f"{method:12} step {done:4d}  old {o:.4f}  new {n:.4f}", flush=True)
+
+        measure(0, model)
+        losses[method] = train(config, train_stream(), model, after_step=measure).losses
+    seconds = time.perf_counter() - start
+    info = {
+        "command": f"python tools/fine_tune_lm.py --seed {args.seed}",
+        "seconds": round(seconds, 1),
+        "held_out_windows": {"windows": EVAL_WINDOWS, "seed": EVAL_SEED},
+        "cores": os.cpu_count(),
+        "blas_threads": 1,
+        "python": platform.python_version(),
+        "numpy": np.__version__,
+    }
+    curves = GrowthCurves(
+        config,
+        trained_len,
+        np.array(steps),
+        {m: np.array(v) for m, v in old.items()},
+        {m: np.array(v) for m, v in new.items()},
+        losses,
+        info,
+    )
+    save_growth(out, curves)
+    print(f"stored {out} ({out.stat().st_size:,} bytes) after {seconds:.0f} s", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()

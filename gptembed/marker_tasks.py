@@ -10,9 +10,15 @@ that sees the earlier ids as an unordered bag can only guess among the markers i
 from __future__ import annotations
 
 import numpy as np
-from numpy.typing import NDArray
+from numpy.typing import ArrayLike, NDArray
 
-from ._checks import as_generator, check_float, check_int, check_int_in_range
+from ._checks import (
+    as_generator,
+    check_float,
+    check_int,
+    check_int_in_range,
+    check_integer_array,
+)
 from .attention_model import IGNORE
 
 
@@ -56,6 +62,39 @@ def make_latest_marker(
     latest = np.maximum.accumulate(where, axis=1)  # (B, T): index of the latest marker so far
     picked = np.take_along_axis(inputs, np.maximum(latest, 0), axis=1)
     return inputs, np.where(latest >= 0, picked, IGNORE).astype(np.intp)
+
+
+def latest_marker_distance(inputs: ArrayLike, n_markers: int) -> NDArray[np.intp]:
+    """How far back the latest marker at or before each position lies: the answer's distance.
+
+    0 where the position holds a marker itself; :data:`~gptembed.attention_model.IGNORE` (-1)
+    where no marker has come yet, which is where :func:`make_latest_marker` has no target. A
+    position ``t`` at distance ``d >= 0`` has the target ``inputs[..., t - d]``.
+
+    >>> latest_marker_distance([7, 4, 6, 0, 5, 7, 5, 1, 4, 5], n_markers=2).tolist()
+    [-1, -1, -1, 0, 1, 2, 3, 0, 1, 2]
+
+    Args:
+        inputs: ``(T,)`` or ``(B, T)`` ids; ids ``0 .. n_markers - 1`` are the markers.
+
+    Returns:
+        The distances, of the inputs' shape.
+
+    Raises:
+        TypeError: ids that are not integers, or ``n_markers`` not an integer.
+        ValueError: inputs that are not ``(T,)`` or ``(B, T)``, a negative id, or
+            ``n_markers < 1``.
+    """
+    ids = check_integer_array("inputs", inputs, None)
+    if ids.ndim not in (1, 2):
+        raise ValueError(f"inputs must have shape (T,) or (B, T), got {ids.shape}")
+    if ids.size and ids.min() < 0:
+        raise ValueError(f"ids must be >= 0, got {ids.min()}")
+    n_markers = check_int("n_markers", n_markers)
+    t = np.arange(ids.shape[-1])  # (T,)
+    where = np.where(ids < n_markers, t, -1)  # a marker's own index, else -1
+    latest = np.maximum.accumulate(where, axis=-1)  # index of the latest marker so far
+    return np.where(latest >= 0, t - latest, IGNORE).astype(np.intp)
 
 
 def check_marker_count(n_markers: object, vocab_size: int) -> int:

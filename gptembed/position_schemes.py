@@ -51,7 +51,7 @@ from .attention_model import (
 )
 from .attention_model import forward as attention_forward
 from .attention_model import init_model as init_attention
-from .embedding import GPTStyleEmbedding
+from .embedding import Extension, GPTStyleEmbedding
 from .marker_tasks import check_marker_count, check_marker_rate, make_latest_marker
 from .optim import Batch, TrainResult, cross_entropy, fit
 from .positions import sinusoidal_table
@@ -66,8 +66,6 @@ SHARED_ROW: tuple[Scheme, ...] = ("rotary", "alibi", "none")
 Task = Literal["lookback", "latest_marker"]
 TASKS: tuple[Task, ...] = ("lookback", "latest_marker")
 """The tasks a :class:`SchemeConfig` trains on (:func:`make_batch`)."""
-
-Extension = Literal["fresh", "interpolate", "tile"]
 
 
 @dataclass(frozen=True)
@@ -362,6 +360,30 @@ def loss_by_position(
         if rows.any():
             losses[t] = cross_entropy(logits[rows, t], y[rows, t])[0]
     return losses
+
+
+def token_losses(
+    model: SchemeModel, inputs: ArrayLike, targets: ArrayLike, window: int | None = None
+) -> NDArray[np.float64]:
+    """Cross-entropy (nats) of every prediction: ``(B, T)`` for ``(B, T)`` inputs and targets.
+
+    ``nan`` where the target is :data:`IGNORE`, so that a mask can pick any set of predictions
+    (:func:`loss_by_position` is their mean over the rows). ``window`` is passed to
+    :func:`forward`.
+
+    Raises:
+        TypeError: targets that are not integers; and as :func:`forward`.
+        ValueError: targets of another shape than the inputs, or a target outside ``[0, V)``
+            that is not IGNORE; and as :func:`forward`.
+    """
+    logits = forward(model, inputs, window).logits  # (..., T, V)
+    shape, n_classes = logits.shape[:-1], logits.shape[-1]
+    y = check_targets(targets, shape, n_classes, like="the inputs' shape", ignore=IGNORE)
+    shifted = logits - logits.max(axis=-1, keepdims=True)
+    log_probs = shifted - np.log(np.exp(shifted).sum(axis=-1, keepdims=True))
+    scored = y != IGNORE
+    picked = np.take_along_axis(log_probs, np.where(scored, y, 0)[..., None], axis=-1)[..., 0]
+    return np.where(scored, -picked, np.nan)
 
 
 def losses_by_length(

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from gptembed.attention_model import IGNORE
-from gptembed.marker_tasks import make_latest_marker
+from gptembed.marker_tasks import latest_marker_distance, make_latest_marker
 
 
 def test_the_target_is_the_latest_marker_so_far() -> None:
@@ -30,6 +30,45 @@ def test_markers_appear_at_the_rate_and_the_kinds_evenly() -> None:
 def test_the_same_seed_gives_the_same_stream() -> None:
     first = make_latest_marker(3, 8, 6, n_markers=2, rate=0.5, seed=7)
     np.testing.assert_array_equal(first, make_latest_marker(3, 8, 6, n_markers=2, rate=0.5, seed=7))
+
+
+def test_the_distance_to_the_latest_marker_against_a_plain_loop() -> None:
+    inputs, _ = make_latest_marker(20, 30, vocab_size=9, n_markers=3, rate=0.2, seed=2)
+    distances = latest_marker_distance(inputs, n_markers=3)
+    assert distances.shape == inputs.shape and distances.dtype == np.intp
+    for ids, row in zip(inputs, distances, strict=True):
+        since = IGNORE
+        for token, expected in zip(ids, row, strict=True):
+            since = 0 if token < 3 else (since if since == IGNORE else since + 1)
+            assert expected == since
+    np.testing.assert_array_equal(latest_marker_distance(inputs[4], 3), distances[4])
+
+
+def test_the_distance_points_at_the_target() -> None:
+    inputs, targets = make_latest_marker(50, 40, vocab_size=8, n_markers=2, rate=0.1, seed=3)
+    distances = latest_marker_distance(inputs, n_markers=2)
+    np.testing.assert_array_equal(distances == IGNORE, targets == IGNORE)
+    assert (distances >= 10).any(), "the check needs answers far back"
+    back = np.arange(40) - np.maximum(distances, 0)  # (B, T): where each answer sits
+    answers = np.take_along_axis(inputs, back, axis=1)
+    np.testing.assert_array_equal(np.where(distances >= 0, answers, IGNORE), targets)
+
+
+@pytest.mark.parametrize(
+    ("inputs", "n_markers", "error", "message"),
+    [
+        ([[1.0, 2.0]], 1, TypeError, "inputs must be integers, got dtype float64"),
+        ([[[1, 2]]], 1, ValueError, r"inputs must have shape \(T,\) or \(B, T\), got \(1, 1, 2\)"),
+        ([3, -1], 1, ValueError, "ids must be >= 0, got -1"),
+        ([3, 1], 0, ValueError, "n_markers must be an integer >= 1, got 0"),
+        ([3, 1], 1.5, TypeError, "n_markers must be an integer"),
+    ],
+)
+def test_latest_marker_distance_refuses_bad_input(
+    inputs: list, n_markers: object, error: type, message: str
+) -> None:
+    with pytest.raises(error, match=message):
+        latest_marker_distance(inputs, n_markers)  # type: ignore[arg-type]
 
 
 @pytest.mark.parametrize(

@@ -22,6 +22,7 @@ from gptembed.position_schemes import (
     losses_by_length,
     make_batch,
     rotate,
+    token_losses,
     train,
 )
 from gptembed.positions import sinusoidal_table
@@ -214,6 +215,24 @@ def test_loss_by_position_averages_each_position_over_its_scored_rows() -> None:
     wrong[0, -1] = 7  # the vocabulary has 5 ids
     with pytest.raises(ValueError, match=r"target id 7 .* out of range"):
         loss_by_position(model, inputs, wrong)
+
+
+def test_token_losses_score_each_prediction_and_average_to_loss_by_position() -> None:
+    model = perturbed(tiny("rotary"))
+    inputs, targets = make_latest_marker(16, 6, 5, n_markers=2, rate=0.3, seed=4)
+    losses = token_losses(model, inputs, targets, window=3)
+    assert losses.shape == (16, 6)
+    np.testing.assert_array_equal(np.isnan(losses), targets == IGNORE)
+    logits = forward(model, inputs, window=3).logits
+    b, t = np.argwhere(targets != IGNORE)[-1]  # one scored prediction, by hand
+    expected = np.log(np.exp(logits[b, t]).sum()) - logits[b, t, targets[b, t]]
+    assert losses[b, t] == pytest.approx(expected)
+    assert (targets != IGNORE).any(axis=0).all()  # every position has a scored row
+    np.testing.assert_allclose(
+        np.nanmean(losses, axis=0), loss_by_position(model, inputs, targets, window=3)
+    )
+    with pytest.raises(ValueError, match=r"target id 7 .* out of range"):
+        token_losses(model, inputs, np.where(targets == 1, 7, targets))
 
 
 def test_make_batch_draws_the_configured_task() -> None:

@@ -85,6 +85,26 @@ def test_ignored_targets_are_not_scored_and_their_gradient_is_the_scored_mean() 
         loss_and_grads(model, inputs, np.where(last_only == IGNORE, -2, last_only))
 
 
+def test_early_rows_get_more_gradient_unless_every_row_serves_one_scored_query() -> None:
+    """Chapter 9's control: at initialisation the first rows of the table get a larger gradient
+    than the last (more queries read them); in one block scored at its last position only, where
+    every earlier row is a key for exactly that one query, the rows get equal gradients."""
+    config = GPTConfig(n_layer=1, dtype="float64", seed=3)
+    inputs, targets = random_windows(train_stream(), 32, config.seq_len, seed=0)
+    last_only = np.full_like(targets, IGNORE)
+    last_only[:, -1] = targets[:, -1]
+
+    def row_norms(scored: np.ndarray) -> np.ndarray:
+        grads = loss_and_grads(init_model(config), inputs, scored)[1]
+        return np.linalg.norm(grads["position_embeddings"], axis=1)
+
+    every = row_norms(targets)
+    assert every[:10].mean() > 1.5 * every[-10:].mean()
+    one = row_norms(last_only)
+    assert one[:10].mean() == pytest.approx(one[-11:-1].mean(), rel=0.15)
+    assert one[-1] > 20 * one[:-1].max()  # the scored query's own row
+
+
 def test_the_forward_pass_by_hand_one_block_one_head() -> None:
     """GPT-2's block written out plainly, on a model of one block and one head."""
     config = GPTConfig(vocab_size=6, seq_len=4, n_layer=1, n_head=1, embed_dim=4, dtype="float64")

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import math
 import numbers
+import os
+from functools import cache
 from typing import Any
 
 import numpy as np
@@ -262,3 +264,41 @@ def check_real_array(name: str, values: ArrayLike) -> NDArray[np.float64]:
             f"{name} holds {array[where]} at index {where}: every value must be finite"
         )
     return array
+
+
+@cache
+def _memory_bytes() -> int:
+    """This machine's memory in bytes, or the largest size numpy can index where the system does
+    not say (no ``os.sysconf``)."""
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (AttributeError, ValueError, OSError):
+        return int(np.iinfo(np.intp).max)
+
+
+def check_fits_in_memory(what: str, n_bytes: int) -> None:
+    """Refuse an allocation of ``n_bytes`` (exact, a Python int) that this machine's memory cannot
+    hold, before numpy tries it.
+
+    numpy's own error names a shape ("Unable to allocate 2.27 PiB for an array with shape
+    (10000000000000, 64)") or, past what it can index, nothing ("array is too big"); ``what``
+    names the arguments that asked for it, e.g. ``"vocab_size 10 x embed_dim 64 (the token
+    table)"``. A size that passes may still fail if the memory is taken by other things.
+
+    Raises:
+        ValueError: ``n_bytes`` is more than the machine's memory.
+    """
+    limit = _memory_bytes()
+    if n_bytes > limit:
+        raise ValueError(
+            f"{what} would take {n_bytes:,} bytes ({n_bytes / 2**30:,.1f} GiB), more than this "
+            f"machine's memory ({limit / 2**30:,.1f} GiB)"
+        )
+
+
+def check_batch_fits(n_sequences: int, seq_len: int) -> None:
+    """Refuse a ``(n_sequences, seq_len)`` batch of ids (checked sizes) too large for memory, by
+    the names of its sizes (numpy's error names only a shape)."""
+    check_fits_in_memory(
+        f"n_sequences {n_sequences:,} x seq_len {seq_len:,} ids", n_sequences * seq_len * 8
+    )

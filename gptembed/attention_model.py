@@ -31,6 +31,8 @@ from numpy.typing import ArrayLike, NDArray
 from ._checks import (
     as_generator,
     as_real_array,
+    check_batch_fits,
+    check_fits_in_memory,
     check_in_range,
     check_int,
     check_int_in_range,
@@ -38,6 +40,7 @@ from ._checks import (
     check_targets,
     check_type,
 )
+from .attention_cost import attention_scores_bytes
 from .embedding import INIT_STD, GPTStyleEmbedding
 from .optim import ArrayModel, Evaluation, RunConfig, TrainResult, cross_entropy, run_training
 
@@ -87,6 +90,15 @@ def _check_offset(offset: int, seq_len: int) -> int:
     return check_int_in_range("offset", offset, 1, seq_len - 1)
 
 
+def check_step_fits(config: AttentionConfig) -> None:
+    """Refuse a run whose training step's ``(B, T, T)`` float64 scores would not fit in memory."""
+    check_fits_in_memory(
+        f"a training step's scores, batch_size {config.batch_size:,} x seq_len**2 "
+        f"{config.seq_len**2:,} in float64,",
+        attention_scores_bytes(config.seq_len, 1, 1, config.batch_size, 8),
+    )
+
+
 def make_lookback(
     n_sequences: int,
     seq_len: int,
@@ -102,12 +114,14 @@ def make_lookback(
 
     Raises:
         TypeError, ValueError: a size that is not a positive integer, ``offset`` not in
-            ``[1, seq_len - 1]``, or a seed that is not an integer >= 0 or a Generator.
+            ``[1, seq_len - 1]``, a batch too large for memory, or a seed that is not an
+            integer >= 0 or a Generator.
     """
     n_sequences = check_int("n_sequences", n_sequences)
     seq_len = check_int("seq_len", seq_len)
     vocab_size = check_int("vocab_size", vocab_size)
     offset = _check_offset(offset, seq_len)
+    check_batch_fits(n_sequences, seq_len)
     rng = as_generator(seed)
     inputs = rng.integers(vocab_size, size=(n_sequences, seq_len)).astype(np.intp)
     targets = np.full_like(inputs, IGNORE)
@@ -204,8 +218,16 @@ def init_model(config: AttentionConfig) -> AttentionModel:
 
     Raises:
         TypeError: ``config`` is not an :class:`AttentionConfig`.
+        ValueError: its arrays would not fit in the machine's memory.
     """
     config = check_type("config", config, AttentionConfig)
+    vocab, length, dim, head = config.vocab_size, config.seq_len, config.embed_dim, config.head_dim
+    n_params = (vocab + length) * dim + 3 * dim * head + head * vocab + vocab
+    check_fits_in_memory(
+        f"the config's vocab_size {vocab:,}, seq_len {length:,}, embed_dim {dim:,} and head_dim "
+        f"{head:,}: {n_params:,} parameters in float64,",
+        n_params * 8,
+    )
     embedding = GPTStyleEmbedding(
         config.vocab_size, config.seq_len, config.embed_dim, seed=config.seed, dtype=np.float64
     )
@@ -432,10 +454,12 @@ def train(
     one is given: :func:`~gptembed.optim.run_training` runs it.
 
     Raises:
-        TypeError, ValueError: ``config`` is not an :class:`AttentionConfig`; and as
-            :func:`~gptembed.optim.run_training` (a ``model`` of another type or other sizes).
+        TypeError, ValueError: ``config`` is not an :class:`AttentionConfig`; a step's scores
+            would not fit in the machine's memory; and as :func:`~gptembed.optim.run_training`
+            (a ``model`` of another type or other sizes).
     """
     config = check_type("config", config, AttentionConfig)
+    check_step_fits(config)
     sizes = config.batch_size, config.seq_len, config.vocab_size, config.offset
     return run_training(config, model, init_model, loss_and_grads, partial(make_lookback, *sizes))
 

@@ -23,7 +23,13 @@ from importlib.resources import files
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from ._checks import as_generator, check_in_range, check_int, check_integer_array
+from ._checks import (
+    as_generator,
+    check_fits_in_memory,
+    check_in_range,
+    check_int,
+    check_integer_array,
+)
 
 END_OF_TEXT = "\f"
 """The character between two documents (a form feed, which no topic contains)."""
@@ -144,8 +150,8 @@ def random_windows(
 
     Raises:
         TypeError, ValueError: a size that is not a positive integer, a stream that is not a
-            1-D array of integers, one too short for a window and its target, or a seed that
-            is not an integer >= 0 or a Generator.
+            1-D array of integers, one too short for a window and its target, windows too
+            many for memory, or a seed that is not an integer >= 0 or a Generator.
     """
     ids = check_integer_array("stream", stream, VOCAB_SIZE)
     n_windows = check_int("n_windows", n_windows)
@@ -155,6 +161,9 @@ def random_windows(
             f"stream must be a 1-D array of at least seq_len + 1 = {seq_len + 1} ids, "
             f"got shape {ids.shape}"
         )
+    check_fits_in_memory(
+        f"n_windows {n_windows:,} x seq_len + 1 {seq_len + 1:,} ids", n_windows * (seq_len + 1) * 8
+    )
     rng = as_generator(seed)
     offsets = rng.integers(0, len(ids) - seq_len, size=n_windows)  # (n,) in [0, N - T - 1]
     index = offsets[:, None] + np.arange(seq_len + 1)  # (n, T + 1)

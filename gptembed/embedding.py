@@ -14,6 +14,7 @@ from numpy.typing import ArrayLike, DTypeLike, NDArray
 
 from ._checks import (
     as_real_array,
+    check_fits_in_memory,
     check_float_dtype,
     check_in_range,
     check_int,
@@ -202,7 +203,8 @@ class GPTStyleEmbedding:
 
     Raises:
         TypeError: a size or the seed is not an integer, or ``dtype`` is not floating.
-        ValueError: a size is not positive, or the seed is negative.
+        ValueError: a size is not positive, the seed is negative, or the tables would not fit in
+            the machine's memory.
     """
 
     def __init__(
@@ -218,6 +220,11 @@ class GPTStyleEmbedding:
         max_seq_len = check_int("max_seq_len", max_seq_len)
         embed_dim = check_int("embed_dim", embed_dim)
         resolved = check_float_dtype(dtype)
+        check_fits_in_memory(
+            f"vocab_size {vocab_size:,} and max_seq_len {max_seq_len:,} rows of embed_dim "
+            f"{embed_dim:,} in {resolved}",
+            (vocab_size + max_seq_len) * embed_dim * resolved.itemsize,
+        )
         rng = np.random.default_rng(check_seed(seed))
         self.token_embeddings = _draw_table(rng, (vocab_size, embed_dim), dtype=resolved)
         self.position_embeddings = _draw_table(rng, (max_seq_len, embed_dim), dtype=resolved)
@@ -287,14 +294,22 @@ class GPTStyleEmbedding:
                 ``start_pos`` outside ``[0, L]``, ``start_pos + T > L``, position ids of another
                 shape or outside ``[0, L)``, or both a nonzero ``start_pos`` and position ids.
         """
-        return self._checked(token_ids, start_pos, position_ids)[0]
+        return self.checked_lookup(token_ids, start_pos, position_ids)[0]
 
-    def _checked(
-        self, token_ids: ArrayLike, start_pos: int, position_ids: ArrayLike | None
+    def checked_lookup(
+        self, token_ids: ArrayLike, start_pos: int = 0, position_ids: ArrayLike | None = None
     ) -> tuple[NDArray[np.intp], NDArray[np.intp]]:
         """The checked ids ``(T,)``/``(B, T)`` and their ``intp`` position ids: ``(T,)``, shared by
         every sequence (``start_pos .. start_pos + T - 1``, or ``position_ids`` of that shape), or
-        the ids' shape."""
+        the ids' shape.
+
+        :meth:`forward` and :meth:`backward` check their ids here; a model that embeds the same
+        ids forward and back in one step checks them once, here, and passes the result to
+        :meth:`embed_checked` and :meth:`backward_checked`.
+
+        Raises:
+            TypeError, ValueError: as :meth:`check_ids`.
+        """
         ids = check_integer_array("token_ids", token_ids, self.vocab_size)
         if ids.ndim not in (1, 2):
             raise ValueError(
@@ -347,12 +362,18 @@ class GPTStyleEmbedding:
         Raises:
             TypeError, ValueError: as :meth:`check_ids`.
         """
-        ids, positions = self._checked(token_ids, start_pos, position_ids)  # (..., T) each
+        return self.embed_checked(*self.checked_lookup(token_ids, start_pos, position_ids))
+
+    __call__ = forward
+
+    def embed_checked(
+        self, ids: NDArray[np.intp], positions: NDArray[np.intp]
+    ) -> NDArray[np.floating]:
+        """:meth:`forward` of ids and positions that :meth:`checked_lookup` returned (a model that
+        checked its ids once passes them here, not through another check)."""
         wte, wpe = self.token_embeddings, self.position_embeddings  # (V, D), (L, D)
         # x = wte[ids] + wpe[positions], gathered and added one cache-sized block at a time
         return _gather_add(wte, ids, wpe, positions)  # (..., T, D)
-
-    __call__ = forward
 
     def backward(
         self,
@@ -382,7 +403,14 @@ class GPTStyleEmbedding:
             TypeError: ``grad_output`` does not hold real numbers; and as :meth:`check_ids`.
             ValueError: ``grad_output`` does not have the output's shape; and as :meth:`check_ids`.
         """
-        ids, positions = self._checked(token_ids, start_pos, position_ids)
+        return self.backward_checked(
+            grad_output, *self.checked_lookup(token_ids, start_pos, position_ids)
+        )
+
+    def backward_checked(
+        self, grad_output: ArrayLike, ids: NDArray[np.intp], positions: NDArray[np.intp]
+    ) -> tuple[NDArray[np.floating], NDArray[np.floating]]:
+        """:meth:`backward` of ids and positions that :meth:`checked_lookup` returned."""
         # Sums run in float32 at least: in float16, 2,048 + 1 rounds back to 2,048, so 4,096
         # gradients of 1 would sum to 2,048. The results are cast to the tables' dtype at the end.
         total = np.promote_types(self.dtype, np.float32)

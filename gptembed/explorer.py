@@ -24,7 +24,7 @@ from .attention_cost import (
     softmax_statistics_bytes,
 )
 from .measure import format_bytes
-from .models import MODELS, ModelConfig, gpt_parameter_count, model_label
+from .models import MODELS, ModelConfig, check_config, gpt_parameter_count, model_label
 
 GIB = 2**30
 
@@ -147,9 +147,12 @@ def context_costs(
     (576, 'V100 16 GB', '13.3%')
 
     Raises:
+        TypeError: ``config`` is not a :class:`ModelConfig` (a name of one is refused saying
+            to pass ``MODELS[name]``, as :func:`~gptembed.models.check_config`).
         TypeError, ValueError: ``seq_len``, ``batch_size`` or ``bytes_per_element`` is not a
             positive integer, or ``mode`` is not one of :data:`ATTENTION_MODES`.
     """
+    config = check_config(config)
     seq_len = check_int("seq_len", seq_len)
     size = check_int("bytes_per_element", bytes_per_element)
     heads, layers, width = config.n_heads, config.n_layers, config.embed_dim

@@ -33,11 +33,24 @@ from typing import IO, Any, TypeAlias
 import numpy as np
 from numpy.typing import ArrayLike, DTypeLike, NDArray
 
-from ._checks import check_float_dtype, check_int, check_targets
+from ._checks import (
+    as_real_array,
+    check_fits_in_memory,
+    check_float,
+    check_float_dtype,
+    check_in_range,
+    check_int,
+    check_integer_array,
+    check_targets,
+)
+from ._npz import check_stored, save_npz
+from ._npz import npz_path as npz_path  # public here: the tools check their --out with it
+from .attention_cost import attention_scores_bytes
 from .attention_model import ScoreTerms, _flat, scored_positions
 from .corpus import VOCAB_SIZE, random_windows
 from .embedding import INIT_STD, GPTStyleEmbedding
-from .optim import ArrayModel, RunConfig, TrainResult, cross_entropy, run_training
+from .models import gpt_parameter_count
+from .optim import ArrayModel, RunConfig, TrainResult, cross_entropy, run_training, start_from
 
 Floats: TypeAlias = NDArray[np.floating]
 """An array in the model's dtype: float32 to train, float64 to check gradients and to measure."""
@@ -58,7 +71,10 @@ class GPTConfig(RunConfig):
         n_layer: blocks.
         n_head: heads per block; ``embed_dim`` must be a multiple of it.
         embed_dim: ``D``, the width of the residual stream and of both tables.
-        dtype: the dtype of every array (``"float32"`` or ``"float64"``).
+        dtype: the dtype of every array, ``"float32"`` or ``"float64"``. float16 is refused: in
+            it Adam's ``eps`` (1e-8) and the square of a gradient of 1e-4 round to 0, so a step
+            divides by zero and training runs to inf and NaN (:class:`~gptembed.optim.Adam`
+            refuses float16 arrays too); train in float32 and cast the result.
         warmup: steps over which the learning rate rises linearly from ``learning_rate / warmup``
             to ``learning_rate``; it then decays along a half cosine to a tenth of it by the
             last step, as nanoGPT's ``get_lr`` does.
@@ -82,10 +98,24 @@ class GPTConfig(RunConfig):
                 f"embed_dim must be a multiple of n_head, got embed_dim {self.embed_dim} "
                 f"and n_head {self.n_head}"
             )
-        self._keep("dtype", check_float_dtype(self.dtype).name)
+        dtype = check_float_dtype(self.dtype)
+        if dtype not in (np.float32, np.float64):
+            raise TypeError(
+                f"dtype must be float32 or float64, got {dtype}: in float16 Adam's eps (1e-8) "
+                "and the square of a gradient of 1e-4 round to 0, and training runs to NaN"
+            )
+        self._keep("dtype", dtype.name)
 
     def learning_rate_at(self, step: int) -> float:
-        """The learning rate of step ``step`` (0-based) of ``steps``: warmup, then cosine decay."""
+        """The learning rate of step ``step`` (0-based) of ``steps``: warmup, then cosine decay.
+
+        With ``warmup=0`` the first step runs at ``learning_rate``; a step past the last runs at
+        the last step's rate, a tenth of it.
+
+        Raises:
+            TypeError, ValueError: ``step`` is not an integer >= 0.
+        """
+        step = check_int("step", step, minimum=0)
         if step < self.warmup:
             return self.learning_rate * (step + 1) / self.warmup
         span = max(1, self.steps - 1 - self.warmup)
@@ -147,8 +177,20 @@ def init_model(config: GPTConfig) -> GPT:
     ``0.02 / sqrt(2 n_layer)``; biases 0 and LayerNorm gains 1.
 
     Nothing else depends on ``use_positions``: without positions the table is all zeros.
+
+    Raises:
+        ValueError: the config's arrays would not fit in the machine's memory.
     """
     dtype = np.dtype(config.dtype)
+    n_params = gpt_parameter_count(
+        config.vocab_size, config.seq_len, config.embed_dim, config.n_layer
+    )
+    check_fits_in_memory(
+        f"GPTConfig's vocab_size {config.vocab_size:,}, seq_len {config.seq_len:,}, n_layer "
+        f"{config.n_layer:,} and embed_dim {config.embed_dim:,}: {n_params:,} parameters in "
+        f"{dtype},",
+        n_params * dtype.itemsize,
+    )
     embedding = GPTStyleEmbedding(
         config.vocab_size, config.seq_len, config.embed_dim, seed=config.seed, dtype=dtype
     )
@@ -427,12 +469,26 @@ def forward(
         start_pos, position_ids: where the ids sit (see :meth:`GPTStyleEmbedding.forward`).
 
     Raises:
-        TypeError, ValueError: as :meth:`GPTStyleEmbedding.check_ids`, or ids that are not 2-D.
+        TypeError, ValueError: as :meth:`GPTStyleEmbedding.check_ids`, or ids that are not 2-D
+            or hold no position (``T = 0``: no query has a key to attend to).
     """
-    ids = model.embedding.check_ids(token_ids, start_pos, position_ids=position_ids)
-    if ids.ndim != 2:
-        raise ValueError(f"token_ids must have shape (B, T), got {ids.shape}")
-    x = model.embedding.forward(ids, start_pos, position_ids=position_ids)  # (B, T, D)
+    return _forward(model, *_checked_ids(model, token_ids, start_pos, position_ids))
+
+
+def _checked_ids(
+    model: GPT, token_ids: ArrayLike, start_pos: int, position_ids: ArrayLike | None
+) -> tuple[NDArray[np.intp], NDArray[np.intp]]:
+    """The ids ``(B, T)`` of a :func:`forward` call and their positions, checked once (as
+    :meth:`GPTStyleEmbedding.check_ids`, and ``T >= 1``)."""
+    ids, positions = model.embedding.checked_lookup(token_ids, start_pos, position_ids)
+    if ids.ndim != 2 or ids.shape[1] == 0:
+        raise ValueError(f"token_ids must have shape (B, T) with T >= 1, got {ids.shape}")
+    return ids, positions
+
+
+def _forward(model: GPT, ids: NDArray[np.intp], positions: NDArray[np.intp]) -> Forward:
+    """:func:`forward` of ids and positions that :func:`_checked_ids` returned."""
+    x = model.embedding.embed_checked(ids, positions)  # (B, T, D)
     blocks = []
     for layer in range(model.n_layer):
         h1, ln1 = _layer_norm(x, model.ln1_gain[layer], model.ln1_bias[layer])
@@ -469,8 +525,8 @@ def loss_and_grads(
         ValueError: targets of another shape than the inputs, a target outside ``[0, V)`` that is
             not IGNORE, or every target IGNORE.
     """
-    ids = model.embedding.check_ids(inputs)
-    f = forward(model, ids)
+    ids, positions = _checked_ids(model, inputs, 0, None)  # the one check of the ids
+    f = _forward(model, ids, positions)
     scored = scored_positions(f.logits, targets)  # (B, T)
     loss, dscored = cross_entropy(f.logits[scored], np.asarray(targets)[scored])
     dlogits = np.zeros(f.logits.shape, dtype=model.embedding.dtype)  # (B, T, V)
@@ -486,7 +542,7 @@ def loss_and_grads(
         block = _BlockBackward(model, layer, f.blocks[layer], grads)
         dx = dx + block.layer_norm(block.mlp(dx), "ln2")
         dx = dx + block.layer_norm(block.attention(dx), "ln1")
-    grad_token, grad_position = model.embedding.backward(dx, ids)
+    grad_token, grad_position = model.embedding.backward_checked(dx, ids, positions)
     grads["token_embeddings"] = grad_token + grad_head
     grads["position_embeddings"] = grad_position
     return loss, grads
@@ -515,10 +571,12 @@ def losses_of_logits(logits: ArrayLike, targets: ArrayLike) -> NDArray[np.float6
     """Cross-entropy (nats) of each row of ``(..., V)`` logits against ``(...)`` target ids.
 
     Raises:
+        TypeError: logits that are not real numbers (complex, bool, strings), or targets that
+            are not integers.
         ValueError: targets of another shape than the logits without their last axis, or a
             target outside ``[0, V)``.
     """
-    z = np.asarray(logits, dtype=np.float64)
+    z = as_real_array("logits", logits)
     y = check_targets(targets, z.shape[:-1], z.shape[-1], like="the inputs' shape")
     top = z.max(axis=-1, keepdims=True)
     log_norm = np.log(np.exp(z - top).sum(axis=-1)) + top[..., 0]  # (...)
@@ -533,8 +591,19 @@ def evaluate(
     *,
     position_ids: ArrayLike | None = None,
 ) -> float:
-    """Mean cross-entropy (nats per token) of the model's predictions; no update."""
-    return float(token_losses(model, inputs, targets, start_pos, position_ids=position_ids).mean())
+    """Mean cross-entropy (nats per token) of the model's predictions; no update.
+
+    Raises:
+        ValueError: no windows (``(0, T)`` inputs: a mean over no predictions is undefined); and
+            as :func:`token_losses`.
+    """
+    losses = token_losses(model, inputs, targets, start_pos, position_ids=position_ids)
+    if losses.size == 0:
+        raise ValueError(
+            f"evaluate needs at least one window, got shape {losses.shape}: a mean over no "
+            "predictions is undefined"
+        )
+    return float(losses.mean())
 
 
 def train(
@@ -557,12 +626,26 @@ def train(
     Deterministic: the same ``config``, ``stream`` and start give the same losses and weights on
     the same machine.
 
+    The whole stream is checked once, before the first step: an id outside ``[0, vocab_size)``
+    anywhere in it is refused, not found when a window first holds it.
+
     Raises:
-        TypeError: ``model`` is not a :class:`GPT`.
-        ValueError: ``model``'s arrays do not have the shapes ``config`` gives (``seq_len``
-            position rows, for one).
+        TypeError: ``model`` is not a :class:`GPT`, or the stream does not hold integers.
+        ValueError: an id of the stream outside ``[0, vocab_size)``; ``model``'s arrays do not
+            have the shapes ``config`` gives (``seq_len`` position rows, for one); or a step's
+            attention weights would not fit in the machine's memory.
     """
-    ids = np.asarray(stream)
+    ids = check_integer_array("stream", stream, config.vocab_size)
+    check_in_range("stream id", ids, config.vocab_size, "ids")
+    itemsize = np.dtype(config.dtype).itemsize
+    check_fits_in_memory(
+        f"a training step's attention weights, batch_size {config.batch_size:,} x n_head "
+        f"{config.n_head:,} x n_layer {config.n_layer:,} x seq_len**2 {config.seq_len**2:,} "
+        f"in {config.dtype},",
+        attention_scores_bytes(
+            config.seq_len, config.n_head, config.n_layer, config.batch_size, itemsize
+        ),
+    )
     return run_training(
         config,
         model,
@@ -595,7 +678,23 @@ class StoredRun:
 
 
 def save(path: str | os.PathLike[str], run: StoredRun) -> None:
-    """Write ``run`` to one ``.npz`` file: every array by name, the curves, and a JSON header."""
+    """Write ``run`` to one ``.npz`` file: every array by name, the curves, and a JSON header.
+
+    The file is :func:`npz_path` of ``path``, written whole or not at all (a failed save leaves
+    the file stored before as it was). Only a run that :func:`load` reads back is written.
+
+    Raises:
+        ValueError: as :func:`npz_path`; or a model that does not match ``run.config`` (arrays
+            of other shapes, such as a grown position table, or another head count), which
+            :func:`load` could not rebuild.
+        TypeError: ``run.model`` is not a :class:`GPT`.
+    """
+    start_from(init_model(run.config), run.model)  # refuses arrays of other shapes
+    if run.model.n_head != run.config.n_head:
+        raise ValueError(
+            f"the model has n_head {run.model.n_head}, its config n_head {run.config.n_head}: "
+            "load would build the config's heads"
+        )
     header = {"config": asdict(run.config), "info": run.info}
     arrays: dict[str, Any] = {
         "header": np.array(json.dumps(header, sort_keys=True)),
@@ -604,7 +703,7 @@ def save(path: str | os.PathLike[str], run: StoredRun) -> None:
         "held_out_losses": run.held_out_losses,
         **run.model.parameters(),
     }
-    np.savez(path, **arrays)
+    save_npz(path, arrays)
 
 
 def load(file: str | os.PathLike[str] | IO[bytes], *, dtype: DTypeLike | None = None) -> StoredRun:
@@ -616,10 +715,14 @@ def load(file: str | os.PathLike[str] | IO[bytes], *, dtype: DTypeLike | None = 
             are kept exactly either way (float32 to float64 is exact); ``config`` stays the run's.
 
     Raises:
-        ValueError: the file lacks an array the model needs, or one has the wrong shape.
-        TypeError: ``dtype`` is not a floating dtype.
+        ValueError: the file is not a stored run (it lacks the header or a curve), lacks an
+            array the model needs, or one has the wrong shape.
+        TypeError: ``dtype`` is not float32 or float64.
     """
     with np.load(file) as data:
+        check_stored(
+            data, ("header", "losses", "held_out_steps", "held_out_losses"), "a stored run"
+        )
         header = json.loads(str(data["header"]))
         config = GPTConfig(**header["config"])
         as_dtype = config.dtype if dtype is None else check_float_dtype(dtype).name
@@ -683,8 +786,15 @@ def score_terms(
     Returns:
         ``n_head`` :class:`ScoreTerms`, each ``(B, T, T)`` (or ``(T, T)`` for ``(T,)`` ids),
         scaled by ``1 / sqrt(D / n_head)`` as the scores are.
+
+    Raises:
+        TypeError, ValueError: as :meth:`GPTStyleEmbedding.check_ids`, or a ``fixed_scale``
+            that is not a finite number > 0 (0 and NaN gave NaN terms, a negative one terms of
+            the wrong sign).
     """
     ids = model.embedding.check_ids(token_ids, start_pos)
+    if fixed_scale is not None:
+        fixed_scale = check_float("fixed_scale", fixed_scale, above=0)
     seq_len = ids.shape[-1]
     tok = model.embedding.token_embeddings[ids]  # (..., T, D)
     rows = model.embedding.position_embeddings[start_pos : start_pos + seq_len]  # (T, D)

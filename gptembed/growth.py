@@ -20,6 +20,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from ._checks import check_int
+from ._npz import check_stored, save_npz
 from .embedding import EXTENSIONS, Extension
 from .gpt import GPT, GPTConfig, token_losses
 
@@ -83,7 +84,14 @@ class GrowthCurves:
 
 
 def save_growth(path: str | os.PathLike[str], curves: GrowthCurves) -> None:
-    """Write ``curves`` to one ``.npz`` file: a JSON header and one array per curve."""
+    """Write ``curves`` to one ``.npz`` file: a JSON header and one array per curve.
+
+    As :func:`~gptembed.gpt.save`, the file is :func:`~gptembed._npz.npz_path` of ``path``,
+    written whole or not at all.
+
+    Raises:
+        ValueError: as :func:`~gptembed._npz.npz_path`.
+    """
     header = {"config": asdict(curves.config), "trained_len": curves.trained_len}
     arrays: dict[str, Any] = {"steps": curves.steps}
     for method in curves.old:
@@ -91,16 +99,18 @@ def save_growth(path: str | os.PathLike[str], curves: GrowthCurves) -> None:
         arrays[f"new_{method}"] = curves.new[method]
         arrays[f"losses_{method}"] = curves.losses[method]
     header["info"] = curves.info
-    np.savez(path, header=np.array(json.dumps(header, sort_keys=True)), **arrays)
+    save_npz(path, {"header": np.array(json.dumps(header, sort_keys=True)), **arrays})
 
 
 def load_growth(file: str | os.PathLike[str] | IO[bytes]) -> GrowthCurves:
     """Read curves that :func:`save_growth` wrote.
 
     Raises:
-        ValueError: the file lacks a method's curves.
+        ValueError: the file is not stored curves (no header or steps), or lacks a method's
+            curves.
     """
     with np.load(file) as data:
+        check_stored(data, ("header", "steps"), "stored curves")
         header = json.loads(str(data["header"]))
         missing = [m for m in EXTENSIONS if f"new_{m}" not in data]
         if missing:

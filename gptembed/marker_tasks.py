@@ -14,6 +14,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from ._checks import (
     as_generator,
+    check_batch_fits,
     check_float,
     check_int,
     check_int_in_range,
@@ -44,14 +45,15 @@ def make_latest_marker(
 
     Raises:
         TypeError, ValueError: a size that is not a positive integer, ``n_markers`` not in
-            ``[1, V - 1]`` (some ids must be filler), a rate outside ``(0, 1]``, or a seed
-            that is not an integer >= 0 or a Generator.
+            ``[1, V - 1]`` (some ids must be filler), a rate outside ``(0, 1]``, a batch too
+            large for memory, or a seed that is not an integer >= 0 or a Generator.
     """
     n_sequences = check_int("n_sequences", n_sequences)
     seq_len = check_int("seq_len", seq_len)
     vocab_size = check_int("vocab_size", vocab_size)
     n_markers = check_marker_count(n_markers, vocab_size)
     rate = check_marker_rate(rate)
+    check_batch_fits(n_sequences, seq_len)
     rng = as_generator(seed)
     shape = (n_sequences, seq_len)
     is_marker = rng.random(shape) < rate

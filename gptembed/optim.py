@@ -88,6 +88,12 @@ class Adam:
         eps: added to the root of the second moment, > 0.
         t: steps taken so far.
 
+    Parameters must be float32 or float64. A float16 parameter is refused rather than given
+    float32 moments: in float16 ``eps`` and the square of a gradient of 1e-4 round to 0, so the
+    step divides by 0; float32 moments would avoid that, but the update of a float16 weight would
+    still round away whenever it is below 2**-11 of the weight (float16 keeps 11 bits), so the
+    run would stall without a word. Train in float32 and cast the result.
+
     Raises:
         TypeError, ValueError: a constant outside its range, NaN or infinite, or ``t`` that is
             not an integer >= 0.
@@ -116,7 +122,7 @@ class Adam:
 
         Raises:
             TypeError: a gradient that is not real numbers, or a parameter that is not a
-                floating numpy array (it is updated in place).
+                float32 or float64 numpy array (it is updated in place).
             ValueError: a gradient whose name is not a parameter's, or whose shape is not its
                 parameter's (or its moment estimates').
         """
@@ -136,6 +142,12 @@ class Adam:
                 raise TypeError(
                     f"parameter {name!r} must be a floating numpy array (it is updated in "
                     f"place), got {type(param).__name__} of dtype {np.asarray(param).dtype}"
+                )
+            if param.dtype.itemsize < 4:
+                raise TypeError(
+                    f"parameter {name!r} is {param.dtype}: Adam needs float32 or float64 (in "
+                    f"{param.dtype} eps = 1e-8 and the square of a gradient of 1e-4 round to 0, "
+                    "and the step divides by them)"
                 )
             g = as_real_array(f"gradient {name!r}", grad, dtype=None)
             shape = self.m[name].shape if name in self.m else param.shape
@@ -298,7 +310,7 @@ def fit(
     return losses
 
 
-def _start_from(fresh: Model, model: Model | None) -> Model:
+def start_from(fresh: Model, model: Model | None) -> Model:
     """``fresh``, holding a copy of ``model``'s values if one is given.
 
     Raises:
@@ -355,7 +367,7 @@ def run_training(
         TypeError: ``model`` is not of the type ``init_model`` makes.
         ValueError: an array of ``model`` does not have the shape the config gives.
     """
-    model = _start_from(init_model(config), model)
+    model = start_from(init_model(config), model)
     initial = model.embedding.position_embeddings.copy()
     batches = np.random.default_rng([config.seed, 2])
     losses = fit(

@@ -31,7 +31,7 @@ except ImportError as err:  # pragma: no cover - exercised in a subprocess by th
         'extra with pip install "gptembed[plot]"'
     ) from err
 
-from ._checks import check_int
+from ._checks import check_float, check_int
 from .attention_cost import attention_scores_bytes, kv_cache_bytes
 from .attention_model import mean_by_lag
 from .measure import format_bytes
@@ -761,14 +761,17 @@ def plot_loss_by_position(
         axes: one axes per panel to draw on; by default a new :data:`EXTRAPOLATION_FIGSIZE` row.
 
     Raises:
-        ValueError: no panels, ``floor`` not positive, ``axes`` of the wrong number, or more
+        TypeError, ValueError: ``floor`` not a finite number > 0 (the y axis is logarithmic;
+            an infinite floor drew an empty plot).
+        ValueError: no panels, a panel with no curves, ``axes`` of the wrong number, or more
             labels than :func:`series_styles` can tell apart.
     """
     train_len = check_int("train_len", train_len)
     if not panels:
         raise ValueError("panels must hold at least one task")
-    if not floor > 0:
-        raise ValueError(f"floor must be > 0 (the y axis is logarithmic), got {floor}")
+    for title, curves in panels.items():
+        _check_series(f"panels[{title!r}]", curves)
+    floor = check_float("floor", floor, above=0)
     fig, grid = figure_and_panels(len(panels), EXTRAPOLATION_FIGSIZE, axes=axes)
     labels = list(dict.fromkeys(label for curves in panels.values() for label in curves))
     style = dict(zip(labels, series_styles(len(labels), LINE_MARKERS), strict=True))

@@ -38,7 +38,7 @@ from typing import Literal
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from ._checks import check_float, check_int, check_targets
+from ._checks import as_real_array, check_bool, check_float, check_int, check_targets
 from .attention_model import (
     IGNORE,
     AttentionConfig,
@@ -47,6 +47,7 @@ from .attention_model import (
     _backward,
     _project,
     _scores,
+    check_step_fits,
     make_lookback,
 )
 from .attention_model import forward as attention_forward
@@ -153,7 +154,7 @@ def _angles(seq_len: int, head_dim: int, base: float) -> tuple[NDArray[np.float6
     return sin, cos
 
 
-def rotate(a: NDArray[np.float64], base: float, inverse: bool = False) -> NDArray[np.float64]:
+def rotate(a: ArrayLike, base: float, inverse: bool = False) -> NDArray[np.float64]:
     """Rotate each pair of dimensions ``(2i, 2i + 1)`` of ``(..., T, H)`` by ``t * theta_i``.
 
     ``theta_i = base**(-2i / H)``: the frequencies of :func:`~gptembed.positions.sinusoidal_table`,
@@ -161,9 +162,22 @@ def rotate(a: NDArray[np.float64], base: float, inverse: bool = False) -> NDArra
     and a key at ``j`` leaves their dot product a function of ``i - j``, because rotations
     compose: ``R(i)^T R(j) = R(j - i)``. ``inverse`` rotates by ``-t * theta_i`` (the transpose),
     which is how a gradient goes back through the rotation.
+
+    Returns:
+        The rotated array, of ``a``'s floating dtype (integers are rotated in float64).
+
+    Raises:
+        TypeError: ``a`` does not hold real numbers, or ``inverse`` is not a bool.
+        TypeError, ValueError: ``base`` is not a finite number > 1.
+        ValueError: ``a`` is not ``(..., T, H)`` with ``T >= 1`` and an even ``H >= 2``.
     """
-    sin, cos = _angles(*a.shape[-2:], float(base))  # (T, H/2) each
-    if inverse:
+    a = as_real_array("a", a, dtype=None)  # a float array as it is; integers as float64
+    if a.ndim < 2 or a.shape[-2] == 0 or a.shape[-1] == 0 or a.shape[-1] % 2:
+        raise ValueError(
+            f"a must have shape (..., T, H) with T >= 1 and an even H >= 2, got {a.shape}"
+        )
+    sin, cos = _angles(*a.shape[-2:], check_float("base", base, above=1))  # (T, H/2) each
+    if check_bool("inverse", inverse):
         sin = -sin
     even, odd = a[..., 0::2], a[..., 1::2]
     out = np.empty_like(a)
@@ -176,7 +190,13 @@ def linear_bias(seq_len: int, slope: float) -> NDArray[np.float64]:
     """ALiBi's ``(T, T)`` bias: ``-slope * (i - j)`` for query ``i`` and key ``j``.
 
     Entries above the diagonal (keys in the future) are masked anyway.
+
+    Raises:
+        TypeError, ValueError: ``seq_len`` is not an integer >= 1, or ``slope`` not a finite
+            number > 0 (as :class:`SchemeConfig`'s ``alibi_slope``).
     """
+    seq_len = check_int("seq_len", seq_len)
+    slope = check_float("slope", slope, above=0)
     t = np.arange(seq_len, dtype=np.float64)
     return slope * (t[None, :] - t[:, None])  # (j - i), so the diagonal is +0.0, not -0.0
 
@@ -216,10 +236,11 @@ def forward(model: SchemeModel, token_ids: ArrayLike, window: int | None = None)
     ids = attention.embedding.check_ids(token_ids)  # (T,) or (B, T)
     seq_len = ids.shape[-1]
     q, k, _ = _project(attention, attention.embedding.forward(ids))  # (..., T, H) each
-    if config.scheme == "rotary":
+    # An empty sequence (T = 0) has no position to rotate or bias: its result is empty.
+    if config.scheme == "rotary" and seq_len:
         q, k = rotate(q, config.rotary_base), rotate(k, config.rotary_base)
     scores = _scores(attention, q, k)  # (..., T, T)
-    if config.scheme == "alibi":
+    if config.scheme == "alibi" and seq_len:
         scores = scores + linear_bias(seq_len, config.alibi_slope)
     if window is not None:
         window = check_int("window", window)
@@ -271,6 +292,10 @@ def make_batch(
     )
 
 
+_MAX_DRAWS = 1000
+"""Batches :func:`train` draws in a row, each with nothing to score, before it gives up."""
+
+
 def train(config: SchemeConfig) -> TrainResult[SchemeModel, SchemeConfig]:
     """Train a :class:`SchemeModel` with :func:`~gptembed.optim.fit` on fresh batches of its task.
 
@@ -278,7 +303,18 @@ def train(config: SchemeConfig) -> TrainResult[SchemeModel, SchemeConfig]:
     (``"sinusoidal"``), or one row shared by all positions (the others: each row gets the sum of
     the rows' gradients, so the rows, equal at the start, stay equal). Deterministic: the same
     ``config`` gives the same losses and weights on the same machine.
+
+    A latest-marker batch with no marker at all has nothing to score: it is drawn again (from
+    the same stream of batches), so every step is an update on something to learn. Refusing
+    low rates up front could not prevent it (any rate leaves some chance of an empty batch),
+    and an empty step would be no step. At the rates the book uses it never happens: at 0.08,
+    ``0.92**(32 * 16)``, about 1e-19 a batch.
+
+    Raises:
+        ValueError: :data:`_MAX_DRAWS` batches in a row held no marker (a rate far too low for
+            the batch), or a step's scores would not fit in the machine's memory.
     """
+    check_step_fits(config)
     model = init_model(config)
     initial = model.attention.embedding.position_embeddings.copy()
     data_rng = np.random.default_rng([config.seed, 2])
@@ -290,10 +326,21 @@ def train(config: SchemeConfig) -> TrainResult[SchemeModel, SchemeConfig]:
             rows[:] = rows.sum(axis=0)
         return loss, grads
 
+    def draw() -> Batch:
+        for _ in range(_MAX_DRAWS):
+            inputs, targets = make_batch(config, config.batch_size, config.seq_len, seed=data_rng)
+            if (targets != IGNORE).any():
+                return inputs, targets
+        raise ValueError(
+            f"marker_rate {config.marker_rate:g}: {_MAX_DRAWS:,} batches of {config.batch_size} "
+            f"x {config.seq_len} positions in a row held no marker, so nothing to score; raise "
+            "marker_rate, batch_size or seq_len"
+        )
+
     losses = fit(
         model.attention.parameters(),
         step,
-        lambda: make_batch(config, config.batch_size, config.seq_len, seed=data_rng),
+        draw,
         config.steps,
         config.learning_rate,
         frozen=("position_embeddings",) if config.scheme == "sinusoidal" else (),
@@ -344,7 +391,7 @@ def loss_by_position(
     """Mean cross-entropy (nats) at each position of ``(B, T)`` inputs, over the rows: ``(T,)``.
 
     A position where no row has a target (all :data:`IGNORE`) is ``nan``. ``window`` is passed
-    to :func:`forward`.
+    to :func:`forward`. One ``(T,)`` sequence is taken as a batch of one: its own losses.
 
     Raises:
         TypeError: targets that are not integers; and as :func:`forward`.
@@ -354,6 +401,8 @@ def loss_by_position(
     logits = forward(model, inputs, window).logits  # (B, T, V)
     shape, n_classes = logits.shape[:-1], logits.shape[-1]
     y = check_targets(targets, shape, n_classes, like="the inputs' shape", ignore=IGNORE)
+    if y.ndim == 1:  # one sequence: a batch of one
+        logits, y = logits[None], y[None]
     losses = np.full(y.shape[-1], np.nan)  # (T,)
     for t in range(y.shape[-1]):
         rows = y[:, t] != IGNORE  # (B,)
@@ -398,10 +447,17 @@ def losses_by_length(
         ``{multiple: mean loss}`` in the order given.
 
     Raises:
-        ValueError: multiples that do not increase from 1 or more, or a curve shorter than the
-            last length.
+        TypeError: a curve that is not real numbers.
+        ValueError: a curve that is not 1-D (a ``(B, T)`` batch's rows are not positions),
+            multiples that do not increase from 1 or more, or a curve shorter than the last
+            length.
     """
-    curve = np.asarray(per_position, dtype=np.float64)
+    curve = as_real_array("per_position", per_position)
+    if curve.ndim != 1:
+        raise ValueError(
+            "per_position must be one curve (T,), a loss per position such as "
+            f"loss_by_position's, got shape {curve.shape}: average a batch's rows first"
+        )
     train_len = check_int("train_len", train_len)
     if not multiples or multiples[0] < 1 or any(a >= b for a, b in pairwise(multiples)):
         raise ValueError(f"multiples must increase from 1 or more, got {multiples}")

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -115,3 +116,34 @@ def test_the_bpe_counts_quoted_are_gpt2s() -> None:
     assert len(set(ids)) == corpus.GPT2_BPE_DISTINCT
     counts = np.bincount(ids)
     assert np.count_nonzero((counts > 0) & (counts <= 5)) == corpus.GPT2_BPE_RARE
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        lambda data: data[:1000] + bytes([data[1000] ^ 1]) + data[1001:],
+        lambda data: data.replace(b"\n", b"\r\n"),
+    ],
+    ids=["one byte", "CRLF"],
+)
+def test_a_corpus_changed_by_one_byte_or_rewritten_with_crlf_is_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, change: Any
+) -> None:
+    (tmp_path / "data").mkdir()
+    (tmp_path / "data" / "pydoc_topics.txt").write_bytes(
+        change((DATA / "pydoc_topics.txt").read_bytes())
+    )
+    monkeypatch.setattr(corpus, "files", lambda package: tmp_path)
+    corpus.text.cache_clear()
+    try:
+        with pytest.raises(RuntimeError, match="the stored corpus changed"):
+            corpus.text()
+    finally:
+        monkeypatch.undo()
+        corpus.text.cache_clear()
+    assert corpus.text().startswith('The "assert" statement')
+
+
+def test_windows_too_many_for_memory_are_refused_by_name() -> None:
+    with pytest.raises(ValueError, match=r"n_windows 1,000,000,000,000 x seq_len \+ 1 9 ids"):
+        random_windows(np.arange(30), 10**12, 8)

@@ -837,3 +837,13 @@ def test_backward_at_start_pos_equals_backward_at_its_position_ids(
     by_ids = layer.backward(grad, ids, position_ids=positions)
     for ours, theirs in zip(by_start, by_ids, strict=True):
         np.testing.assert_array_equal(ours, theirs)
+
+
+def test_tables_too_large_for_memory_are_refused_by_name() -> None:
+    """numpy's own error named a shape ("Unable to allocate 2.27 PiB for an array with shape
+    (10000000000000, 64)"), or for larger sizes none ("array is too big")."""
+    with pytest.raises(ValueError, match="vocab_size 10,000,000,000,000 and max_seq_len 8 rows of "
+                       "embed_dim 64"):  # fmt: skip
+        GPTStyleEmbedding(10**13, 8, 64)
+    with pytest.raises(ValueError, match=f"max_seq_len {2**62:,} rows"):
+        GPTStyleEmbedding(8, 2**62, 2**62)

@@ -179,3 +179,10 @@ def test_grid_is_json_that_keeps_every_integer_exact(grid: dict) -> None:
     biggest = max(int(value) for value in exact if isinstance(value, str))
     assert biggest > 2**53  # GPT-3 175B's scores at a million tokens
     assert len({json.dumps(v) for v in grid["values"]}) == len(grid["values"])  # each value once
+
+
+def test_a_model_name_for_a_config_is_refused_saying_what_to_pass() -> None:
+    with pytest.raises(TypeError, match=r"pass MODELS\['gpt2-small'\], not the name 'gpt2-small'"):
+        context_costs("gpt2-small", 1024)  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="MODELS' keys: gpt2-small, gpt2-medium"):
+        context_costs("gpt-2", 1024)  # type: ignore[arg-type]

@@ -6,7 +6,11 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import math
+import re
+import sys
 from pathlib import Path
+from types import ModuleType
+from typing import Any
 
 import numpy as np
 import pytest
@@ -14,6 +18,7 @@ import pytest
 from gptembed import gpt
 from gptembed.attention_model import IGNORE
 from gptembed.corpus import held_out_stream, random_windows, train_stream
+from gptembed.embedding import GPTStyleEmbedding
 from gptembed.gpt import (
     GPT,
     GPTConfig,
@@ -31,6 +36,7 @@ from gptembed.gpt import (
 )
 from gptembed.optim import cross_entropy
 from tests.gradcheck import numerical_grad
+from tests.stored_files import load_tool, savez_that_fails
 
 TINY = GPTConfig(vocab_size=7, seq_len=5, n_layer=2, n_head=2, embed_dim=8, dtype="float64", seed=3)
 ONE_BLOCK = GPTConfig(vocab_size=7, seq_len=8, n_layer=1, n_head=2, embed_dim=8)
@@ -344,3 +350,220 @@ def test_a_damaged_file_or_an_unknown_seed_is_refused(tmp_path: Path) -> None:
         load(tmp_path / "bad.npz")
     with pytest.raises(ValueError, match="no stored run for seed 7"):
         stored_run(seed=7)
+
+
+# Every input handled (issue 25): what save writes load reads, a save is whole or not at all, and
+# each bad input is refused at the boundary with its name and range.
+
+
+def _stored(model: GPT, config: GPTConfig) -> gpt.StoredRun:
+    return gpt.StoredRun(model, config, np.zeros(2), np.array([2]), np.array([1.5]), {})
+
+
+def test_a_save_that_fails_partway_leaves_the_stored_file_as_it_was(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A full disk, Ctrl-C or a kill while the .npz is written: the run stored before is kept
+    byte for byte and no half-written file is left beside it."""
+    path = tmp_path / "run.npz"
+    save(path, _stored(init_model(ONE_BLOCK), ONE_BLOCK))
+    before = path.read_bytes()
+
+    monkeypatch.setattr(np, "savez", savez_that_fails(OSError(28, "No space left on device")))
+    with pytest.raises(OSError, match="No space left"):
+        save(path, _stored(init_model(ONE_BLOCK), dataclasses.replace(ONE_BLOCK, seed=1)))
+    assert path.read_bytes() == before
+    assert list(tmp_path.iterdir()) == [path]
+
+
+def test_save_adds_npz_as_numpy_does_and_refuses_a_folder(tmp_path: Path) -> None:
+    save(tmp_path / "run", _stored(init_model(ONE_BLOCK), ONE_BLOCK))
+    assert [p.name for p in tmp_path.iterdir()] == ["run.npz"]
+    assert load(tmp_path / "run.npz").config == ONE_BLOCK
+    assert gpt.npz_path(tmp_path / "run") == tmp_path / "run.npz"
+    with pytest.raises(ValueError, match=f"{tmp_path} is a folder: name the file"):
+        save(tmp_path, _stored(init_model(ONE_BLOCK), ONE_BLOCK))
+    with pytest.raises(ValueError, match=f"the folder {tmp_path / 'no'} does not exist"):
+        save(tmp_path / "no" / "run.npz", _stored(init_model(ONE_BLOCK), ONE_BLOCK))
+
+
+def test_save_refuses_a_run_that_load_could_not_read(tmp_path: Path) -> None:
+    model = init_model(ONE_BLOCK)
+    grown = dataclasses.replace(model, embedding=model.embedding.extended(16, method="tile"))
+    with pytest.raises(ValueError, match=r"position_embeddings \(16, 8\) \(the config's: \(8, 8\)"):
+        save(tmp_path / "run.npz", _stored(grown, ONE_BLOCK))
+    with pytest.raises(ValueError, match="the model has n_head 2, its config n_head 1"):
+        save(tmp_path / "run.npz", _stored(model, dataclasses.replace(ONE_BLOCK, n_head=1)))
+    assert not list(tmp_path.iterdir())
+
+
+def test_load_refuses_an_npz_that_is_not_a_stored_run(tmp_path: Path) -> None:
+    np.savez(tmp_path / "other.npz", x=np.zeros(3))
+    with pytest.raises(
+        ValueError,
+        match=r"not a stored run: it lacks header, losses, held_out_steps, held_out_losses",
+    ):
+        load(tmp_path / "other.npz")
+
+
+def _no_training(*args: object, **kwargs: object) -> None:
+    raise AssertionError("trained before the output path was checked")
+
+
+@pytest.mark.parametrize(
+    ("out", "message"),
+    [
+        ("missing/run.npz", r"--out: the folder \S+missing does not exist"),
+        ("", r"--out: \S+ is a folder: name the file"),
+    ],
+)
+def test_train_lm_checks_its_out_path_before_training(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    out: str,
+    message: str,
+) -> None:
+    tool = load_tool("train_lm", monkeypatch)
+    monkeypatch.setattr(tool, "train", _no_training)
+    monkeypatch.setattr(sys, "argv", ["train_lm.py", "--out", str(tmp_path / out)])
+    with pytest.raises(SystemExit):
+        tool.main()
+    assert re.search(message, capsys.readouterr().err)
+
+
+def _tiny_train_lm(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, out: str) -> ModuleType:
+    """train_lm made to train a tiny model for 2 steps into ``tmp_path / out``."""
+    tool = load_tool("train_lm", monkeypatch)
+    tiny = GPTConfig(seq_len=8, n_layer=1, n_head=2, embed_dim=8, steps=2, warmup=1)
+    monkeypatch.setattr(tool, "CONFIG", tiny)
+    monkeypatch.setattr(tool, "HELD_OUT", random_windows(held_out_stream(), 2, 8, seed=0))
+    monkeypatch.setattr(sys, "argv", ["train_lm.py", "--out", str(tmp_path / out)])
+    return tool
+
+
+def test_train_lm_stores_a_path_without_npz_where_it_says(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _tiny_train_lm(tmp_path, monkeypatch, "run").main()
+    stored = tmp_path / "run.npz"
+    assert f"stored {stored} ({stored.stat().st_size:,} bytes)" in capsys.readouterr().err
+    assert load(stored).config.steps == 2
+
+
+def test_ctrl_c_while_train_lm_trains_leaves_the_stored_file_as_it_was(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    stored = tmp_path / "run.npz"
+    stored.write_bytes(b"the run stored before")
+    tool = _tiny_train_lm(tmp_path, monkeypatch, "run.npz")
+    steps: list[int] = []
+
+    def ctrl_c(model: GPT, *windows: object) -> float:  # called by gpt.train after a step
+        steps.append(len(steps))
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(tool, "evaluate", ctrl_c)
+    monkeypatch.setattr(tool, "HELD_OUT_EVERY", 1)
+    with pytest.raises(KeyboardInterrupt):
+        tool.main()
+    assert steps == [0]
+    assert stored.read_bytes() == b"the run stored before"
+    assert list(tmp_path.iterdir()) == [stored]
+
+
+def test_float16_is_refused_before_it_trains_to_nan() -> None:
+    with pytest.raises(TypeError, match="dtype must be float32 or float64, got float16"):
+        GPTConfig(dtype="float16")
+
+
+def test_evaluate_refuses_zero_windows() -> None:
+    model = init_model(ONE_BLOCK)
+    with pytest.raises(ValueError, match=r"evaluate needs at least one window, got shape \(0, 8\)"):
+        evaluate(model, np.zeros((0, 8), int), np.zeros((0, 8), int))
+
+
+@pytest.mark.parametrize("scale", [0, -1.0, float("nan"), float("inf")])
+def test_score_terms_refuse_a_fixed_scale_that_is_not_a_positive_number(scale: float) -> None:
+    inputs, _ = _batch()
+    with pytest.raises(ValueError, match="fixed_scale must be a finite number > 0"):
+        score_terms(_perturbed(), inputs, fixed_scale=scale)
+
+
+def test_the_schedule_refuses_a_step_before_the_first() -> None:
+    with pytest.raises(ValueError, match="step must be an integer >= 0, got -5"):
+        GPTConfig(warmup=10).learning_rate_at(-5)
+    with pytest.raises(ValueError, match="step must be an integer >= 0, got -1"):
+        GPTConfig(warmup=0).learning_rate_at(-1)  # was a division by warmup = 0
+    with pytest.raises(TypeError, match="step must be an integer"):
+        GPTConfig().learning_rate_at(1.5)  # type: ignore[arg-type]
+    no_warmup = GPTConfig(steps=3, warmup=0, learning_rate=1e-3)
+    assert [no_warmup.learning_rate_at(s) for s in range(3)] == pytest.approx([1e-3, 5.5e-4, 1e-4])
+
+
+def test_losses_of_logits_refuse_complex_logits() -> None:
+    with pytest.raises(TypeError, match="logits must hold real numbers, got dtype complex128"):
+        losses_of_logits(np.ones((2, 3)) + 1j, [0, 1])
+
+
+def test_forward_refuses_sequences_of_no_ids() -> None:
+    with pytest.raises(ValueError, match=r"token_ids must have shape \(B, T\) with T >= 1"):
+        forward(init_model(TINY), np.zeros((2, 0), int))
+
+
+def test_training_checks_the_whole_stream_before_the_first_step() -> None:
+    stream = np.tile(np.arange(7), 40)
+    stream[-1] = 99
+    done: list[int] = []
+    with pytest.raises(ValueError, match=r"stream id 99 at index \(279,\) is out of range"):
+        train(
+            dataclasses.replace(ONE_BLOCK, steps=3), stream, after_step=lambda n, m: done.append(n)
+        )
+    assert done == []
+
+
+def test_a_training_step_checks_its_ids_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 25: the ids were checked four times a step (loss_and_grads, forward, the embedding's
+    forward and backward)."""
+    calls: list[int] = []
+    checked = GPTStyleEmbedding.checked_lookup
+
+    def counting(self: GPTStyleEmbedding, *args: Any) -> Any:
+        calls.append(1)
+        return checked(self, *args)
+
+    monkeypatch.setattr(GPTStyleEmbedding, "checked_lookup", counting)
+    loss_and_grads(_perturbed(), *_batch())
+    assert len(calls) == 1
+
+
+@pytest.mark.parametrize(
+    "dtype",
+    [np.int8, np.uint8, np.int16, np.uint16, np.int32, np.uint32, np.int64, np.uint64, bool,
+     np.float32, np.float64, object, str],
+)  # fmt: skip
+def test_every_id_dtype_gives_the_same_result_or_a_type_error(dtype: type) -> None:
+    model = _perturbed()
+    inputs, targets = _batch()
+    loss, grads = loss_and_grads(model, inputs, targets)
+    if np.dtype(dtype).kind in "iu":
+        np.testing.assert_array_equal(
+            forward(model, inputs.astype(dtype)).logits, forward(model, inputs).logits
+        )
+        again, again_grads = loss_and_grads(model, inputs.astype(dtype), targets.astype(dtype))
+        assert again == loss
+        for name, grad in grads.items():
+            np.testing.assert_array_equal(again_grads[name], grad, err_msg=name)
+    else:
+        with pytest.raises(TypeError, match=r"token_ids must be integers in \[0, 7\)"):
+            forward(model, inputs.astype(dtype))
+        with pytest.raises(TypeError, match=r"token_ids must be integers in \[0, 7\)"):
+            loss_and_grads(model, inputs.astype(dtype), targets)
+
+
+def test_sizes_too_large_for_memory_are_refused_by_name() -> None:
+    with pytest.raises(ValueError, match="GPTConfig's vocab_size 10,000,000,000,000, seq_len 128"):
+        init_model(GPTConfig(vocab_size=10**13))
+    long = dataclasses.replace(ONE_BLOCK, seq_len=10**6)
+    with pytest.raises(ValueError, match=r"batch_size 32 x n_head 2 x n_layer 1 x seq_len\*\*2"):
+        train(long, np.zeros(10**6 + 1, int))

@@ -325,3 +325,10 @@ def test_a_config_or_model_of_another_type_is_refused(toy: tuple) -> None:
     model = type(module.init_model(config)).__name__
     with pytest.raises(TypeError, match=rf"^model must be an? {model}, got 'x' of type str$"):
         module.train(config, "x")
+
+
+def test_adam_refuses_float16_parameters() -> None:
+    """In float16 eps = 1e-8 rounds to 0 and so does a squared gradient of 1e-4: the step was
+    -inf (issue 25)."""
+    with pytest.raises(TypeError, match="parameter 'w' is float16: Adam needs float32 or float64"):
+        Adam(0.1).step({"w": np.ones(2, dtype=np.float16)}, {"w": np.full(2, 1e-4)})

@@ -624,8 +624,16 @@ def test_draws_on_given_axes_and_refuses_bad_input() -> None:
         plot_loss_by_position({"x": {"m": [1.0]}, "y": {"m": [1.0]}}, 1, axes=axes[:1])
     with pytest.raises(ValueError, match="panels must hold at least one task"):
         plot_loss_by_position({}, 1)
-    with pytest.raises(ValueError, match="floor must be > 0"):
-        plot_loss_by_position({"x": {"m": [1.0]}}, 1, floor=0.0)
+    for floor in (0.0, -1.0, np.inf, np.nan):  # an infinite floor drew an empty plot
+        with pytest.raises(ValueError, match=f"floor must be a finite number > 0, got {floor}"):
+            plot_loss_by_position({"x": {"m": [1.0]}}, 1, floor=floor)
+    with pytest.raises(TypeError, match="floor must be a number > 0, got '1'"):
+        plot_loss_by_position({"x": {"m": [1.0]}}, 1, floor="1")  # type: ignore[arg-type]
+    # A task with no curves once named n_series, which the caller never passed.
+    with pytest.raises(ValueError, match=r"panels\['y'\] must hold at least one line, got none"):
+        plot_loss_by_position({"x": {"m": [1.0]}, "y": {}}, 1)
+    with pytest.raises(ValueError, match=r"panels\['x'\] must hold at least one line, got none"):
+        plot_loss_by_position({"x": {}}, 1)
     with pytest.raises(ValueError, match="train_len must be an integer >= 1, got 0"):
         plot_loss_by_position({"x": {"m": [1.0]}}, 0)
 

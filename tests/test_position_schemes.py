@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import re
+from dataclasses import replace
+
 import numpy as np
 import pytest
 
@@ -278,3 +281,86 @@ def test_losses_by_length_average_the_positions_each_length_adds() -> None:
         losses_by_length(curve, 3)
     with pytest.raises(ValueError, match=r"multiples must increase from 1 or more, got \(2, 2\)"):
         losses_by_length(curve, 2, (2, 2))
+
+
+# Every input handled (issue 25).
+
+
+def test_rotate_computes_in_float_and_takes_only_a_bool_for_inverse() -> None:
+    ids = np.arange(12).reshape(3, 4)
+    turned = rotate(ids, 10.0)
+    assert turned.dtype == np.float64  # integers were once turned and truncated to integers
+    np.testing.assert_array_equal(turned, rotate(ids.astype(float), 10.0))
+    with pytest.raises(TypeError, match="inverse must be True or False, got 'no'"):
+        rotate(ids, 10.0, inverse="no")  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("shape", [(4,), (0, 4), (2, 0, 4), (3, 5), (3, 0)])
+def test_rotate_refuses_what_has_no_positions_or_pairs(shape: tuple[int, ...]) -> None:
+    with pytest.raises(ValueError, match=rf"a must have shape \(\.\.\., T, H\) with T >= 1 and an "
+                       rf"even H >= 2, got {re.escape(str(shape))}"):  # fmt: skip
+        rotate(np.ones(shape), 10.0)
+
+
+def test_every_scheme_runs_an_empty_sequence_to_an_empty_result() -> None:
+    for scheme in SCHEMES:
+        assert forward(perturbed(tiny(scheme)), np.zeros((2, 0), int)).logits.shape == (2, 0, 5)
+
+
+@pytest.mark.parametrize(
+    ("args", "error", "message"),
+    [
+        ((2.5, 1.0), TypeError, "seq_len must be an integer >= 1, got 2.5"),
+        ((-2, 1.0), ValueError, "seq_len must be an integer >= 1, got -2"),
+        ((0, 1.0), ValueError, "seq_len must be an integer >= 1, got 0"),
+        ((3, np.nan), ValueError, "slope must be a finite number > 0, got nan"),
+        ((3, np.inf), ValueError, "slope must be a finite number > 0, got inf"),
+        ((3, 0.0), ValueError, "slope must be a finite number > 0, got 0.0"),
+        ((3, -0.5), ValueError, "slope must be a finite number > 0, got -0.5"),
+    ],
+)
+def test_linear_bias_refuses_what_alibi_slope_refuses(
+    args: tuple, error: type, message: str
+) -> None:
+    with pytest.raises(error, match=message):
+        linear_bias(*args)
+
+
+def test_losses_by_length_refuse_a_batch_of_curves() -> None:
+    with pytest.raises(ValueError, match=r"per_position must be one curve \(T,\), a loss per "
+                       r"position such as loss_by_position's, got shape \(4, 4\)"):  # fmt: skip
+        losses_by_length(np.ones((4, 4)), 1)
+
+
+def test_loss_by_position_takes_one_sequence_as_a_batch_of_one() -> None:
+    model = perturbed(tiny("alibi"))
+    inputs, targets = make_latest_marker(2, 6, 5, n_markers=2, rate=0.5, seed=4)
+    np.testing.assert_array_equal(
+        loss_by_position(model, inputs[0], targets[0]),
+        loss_by_position(model, inputs[:1], targets[:1]),
+    )
+
+
+def test_rare_markers_train_though_a_batch_holds_none() -> None:
+    """At a rate of 0.005 a batch of 4 x 16 positions holds no marker 73% of the time: the run
+    once died at the first such batch ("every target is IGNORE"). Such a batch is drawn again."""
+    config = tiny("alibi", task="latest_marker", n_markers=2, marker_rate=0.005, seq_len=16,
+                  batch_size=4, steps=10)  # fmt: skip
+    first, second = train(config), train(config)
+    assert np.isfinite(first.losses).all()
+    np.testing.assert_array_equal(first.losses, second.losses)
+    never = replace(config, marker_rate=1e-12, steps=1)
+    with pytest.raises(ValueError, match=r"marker_rate 1e-12: 1,000 batches of 4 x 16 positions "
+                       "in a row held no marker"):  # fmt: skip
+        train(never)
+
+
+def test_sizes_too_large_for_memory_are_refused_by_name() -> None:
+    with pytest.raises(ValueError, match="vocab_size 16, seq_len 1,000,000,000,000, embed_dim 16"):
+        init_model(SchemeConfig(seq_len=10**12))
+    with pytest.raises(ValueError, match=r"batch_size 32 x seq_len\*\*2 1,000,000,000,000"):
+        train(SchemeConfig(seq_len=10**6))
+    with pytest.raises(ValueError, match="n_sequences 1,000,000,000,000 x seq_len 8"):
+        make_batch(tiny("learned"), 10**12, 8)
+    with pytest.raises(ValueError, match="n_sequences 1,000,000,000,000 x seq_len 8"):
+        make_batch(tiny("learned", task="latest_marker", n_markers=2), 10**12, 8)

@@ -27,7 +27,7 @@ import numpy as np  # noqa: E402
 
 from gptembed.corpus import held_out_stream, random_windows, train_stream  # noqa: E402
 from gptembed.embedding import EXTENSIONS  # noqa: E402
-from gptembed.gpt import GPT, stored_run, train  # noqa: E402
+from gptembed.gpt import GPT, npz_path, stored_run, train  # noqa: E402
 from gptembed.growth import (  # noqa: E402
     GROWN_LEN,
     GrowthCurves,
@@ -52,9 +52,12 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0, help="the stored model to grow")
     parser.add_argument("--out", type=Path, help="where to store (default: the package's data)")
     args = parser.parse_args()
+    try:  # before training for minutes: the folder exists and the file (.npz added) is no folder
+        out = npz_path(args.out or DATA / f"grown_seed{args.seed}.npz")
+    except ValueError as err:
+        parser.error(f"--out: {err}")
     run = stored_run(seed=args.seed)
     config = fine_tune_config(run.config)
-    out = args.out or DATA / f"grown_seed{args.seed}.npz"
     trained_len = run.config.seq_len
     steps = [0, *range(EVAL_EVERY, config.steps + 1, EVAL_EVERY)]
     old: dict[str, list[float]] = {}

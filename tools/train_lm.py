@@ -28,7 +28,15 @@ from pathlib import Path  # noqa: E402
 import numpy as np  # noqa: E402
 
 from gptembed.corpus import held_out_stream, random_windows, train_stream  # noqa: E402
-from gptembed.gpt import GPT, GPTConfig, StoredRun, evaluate, save, train  # noqa: E402
+from gptembed.gpt import (  # noqa: E402
+    GPT,
+    GPTConfig,
+    StoredRun,
+    evaluate,
+    npz_path,
+    save,
+    train,
+)
 
 CONFIG = GPTConfig(
     seq_len=128,
@@ -67,8 +75,11 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0, help="seed of the weights and batches")
     parser.add_argument("--out", type=Path, help="where to store (default: the package's data)")
     args = parser.parse_args()
+    try:  # before training for minutes: the folder exists and the file (.npz added) is no folder
+        out = npz_path(args.out or DATA / f"gpt_seed{args.seed}.npz")
+    except ValueError as err:
+        parser.error(f"--out: {err}")
     config = GPTConfig(**{**vars(CONFIG), "seed": args.seed})
-    out = args.out or DATA / f"gpt_seed{args.seed}.npz"
     held_steps: list[int] = []
     held_losses: list[float] = []
     load_start = os.getloadavg()

@@ -42,7 +42,15 @@ from ._checks import (
 )
 from .attention_cost import attention_scores_bytes
 from .embedding import INIT_STD, GPTStyleEmbedding
-from .optim import ArrayModel, Evaluation, RunConfig, TrainResult, cross_entropy, run_training
+from .optim import (
+    ArrayModel,
+    Evaluation,
+    RunConfig,
+    TrainResult,
+    cross_entropy,
+    run_training,
+    weights_rng,
+)
 
 _Float = TypeVar("_Float", bound=np.floating)
 
@@ -233,7 +241,7 @@ def init_model(config: AttentionConfig) -> AttentionModel:
     )
     if not config.use_positions:
         embedding.position_embeddings[:] = 0.0
-    rng = np.random.default_rng([config.seed, 1])
+    rng = weights_rng(seed=config.seed)
     dim, head = config.embed_dim, config.head_dim
     w_query, w_key, w_value = (rng.standard_normal((dim, head)) * INIT_STD for _ in range(3))
     w_out = rng.standard_normal((head, config.vocab_size)) * INIT_STD

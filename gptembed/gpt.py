@@ -50,7 +50,15 @@ from .attention_model import ScoreTerms, _flat, scored_positions
 from .corpus import VOCAB_SIZE, random_windows
 from .embedding import INIT_STD, GPTStyleEmbedding
 from .models import gpt_parameter_count
-from .optim import ArrayModel, RunConfig, TrainResult, cross_entropy, run_training, start_from
+from .optim import (
+    ArrayModel,
+    RunConfig,
+    TrainResult,
+    cross_entropy,
+    run_training,
+    start_from,
+    weights_rng,
+)
 
 Floats: TypeAlias = NDArray[np.floating]
 """An array in the model's dtype: float32 to train, float64 to check gradients and to measure."""
@@ -196,7 +204,7 @@ def init_model(config: GPTConfig) -> GPT:
     )
     if not config.use_positions:
         embedding.position_embeddings[:] = 0.0
-    rng = np.random.default_rng([config.seed, 1])
+    rng = weights_rng(seed=config.seed)
     layers, dim = config.n_layer, config.embed_dim
     residual_std = INIT_STD / math.sqrt(2 * layers)
 

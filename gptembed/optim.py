@@ -168,6 +168,21 @@ class Adam:
             params[name] -= self.learning_rate * m_hat / (np.sqrt(v_hat) + self.eps)
 
 
+WEIGHTS, BATCHES = 1, 2
+"""The two random streams a run's seed starts: its initial weights and its batches, apart, so that
+a change to one (a bigger batch) leaves the other as it was."""
+
+
+def weights_rng(*, seed: int) -> np.random.Generator:
+    """The generator that draws the initial weights of the run seeded ``seed``."""
+    return np.random.default_rng([seed, WEIGHTS])
+
+
+def batches_rng(*, seed: int) -> np.random.Generator:
+    """The generator that draws the batches of the run seeded ``seed``."""
+    return np.random.default_rng([seed, BATCHES])
+
+
 @dataclass(frozen=True, kw_only=True)
 class RunConfig:
     """What every toy model's training run shares; equal configs give bit-identical runs.
@@ -369,7 +384,7 @@ def run_training(
     """
     model = start_from(init_model(config), model)
     initial = model.embedding.position_embeddings.copy()
-    batches = np.random.default_rng([config.seed, 2])
+    batches = batches_rng(seed=config.seed)
     losses = fit(
         model.parameters(),
         lambda inputs, targets: loss_and_grads(model, inputs, targets),

@@ -54,7 +54,7 @@ from .attention_model import forward as attention_forward
 from .attention_model import init_model as init_attention
 from .embedding import Extension, GPTStyleEmbedding
 from .marker_tasks import check_marker_count, check_marker_rate, make_latest_marker
-from .optim import Batch, TrainResult, cross_entropy, fit
+from .optim import Batch, TrainResult, batches_rng, cross_entropy, fit
 from .positions import sinusoidal_table
 
 Scheme = Literal["learned", "sinusoidal", "rotary", "alibi", "none"]
@@ -317,7 +317,7 @@ def train(config: SchemeConfig) -> TrainResult[SchemeModel, SchemeConfig]:
     check_step_fits(config)
     model = init_model(config)
     initial = model.attention.embedding.position_embeddings.copy()
-    data_rng = np.random.default_rng([config.seed, 2])
+    data_rng = batches_rng(seed=config.seed)
 
     def step(inputs: NDArray[np.intp], targets: NDArray[np.intp]) -> tuple[float, dict]:
         loss, grads = loss_and_grads(model, inputs, targets)

@@ -20,7 +20,15 @@ from numpy.typing import ArrayLike, NDArray
 
 from ._checks import check_bool, check_int, check_type
 from .embedding import INIT_STD, GPTStyleEmbedding
-from .optim import ArrayModel, Evaluation, RunConfig, TrainResult, cross_entropy, run_training
+from .optim import (
+    ArrayModel,
+    Evaluation,
+    RunConfig,
+    TrainResult,
+    cross_entropy,
+    run_training,
+    weights_rng,
+)
 from .records import VOCAB_SIZE, check_record_format, make_records
 
 
@@ -85,7 +93,7 @@ def init_model(config: TrainConfig) -> ReadoutModel:
     )
     if not config.use_positions:
         embedding.position_embeddings[:] = 0.0
-    rng = np.random.default_rng([config.seed, 1])
+    rng = weights_rng(seed=config.seed)
     weight = rng.standard_normal((config.embed_dim, VOCAB_SIZE)) * INIT_STD
     return ReadoutModel(embedding, weight, np.zeros(VOCAB_SIZE))
 

@@ -198,15 +198,19 @@ the visible element with the longest own text (`data-axe-sample`)."""
 
 AXE_JS = """async () => {
     const keep = (r) => r.violations;
-    const everyRuleButContrast = await axe.run(document, {resultTypes: ['violations'],
-        rules: {'color-contrast': {enabled: false}}});
-    const contrast = await axe.run(
-        {include: [['body'], ['[data-axe-sample]']], exclude: [['[data-axe-code]']]},
-        {resultTypes: ['violations'], runOnly: ['color-contrast']});
-    return [...keep(everyRuleButContrast), ...keep(contrast)];
+    const colours = {'color-contrast': {enabled: false}, 'link-in-text-block': {enabled: false}};
+    const everyOtherRule = await axe.run(document, {resultTypes: ['violations'], rules: colours});
+    const byColour = await axe.run(
+        {include: [['body'], ['[data-axe-sample]'], ['[data-axe-code] a[href]']],
+         exclude: [['[data-axe-code]']]},
+        {resultTypes: ['violations'], runOnly: ['color-contrast', 'link-in-text-block']});
+    return [...keep(everyOtherRule), ...keep(byColour)];
 }"""
-"""axe's violations: every rule but colour contrast over the whole page; colour contrast over the
-page with each highlighted `pre` replaced by its samples (CONTRAST_SAMPLES_JS)."""
+"""axe's violations: every rule but the two that judge colours over the whole page; those two
+(colour contrast, and links told apart from the text around them) in one run over the page with
+each highlighted `pre` replaced by its samples (CONTRAST_SAMPLES_JS) and its links. axe works out
+the page's layout once a run, and that was most of what link-in-text-block cost in the first run:
+together with colour contrast it costs about 0.5 s less on a long chapter, in each theme."""
 
 
 def axe_violations(page: Page, visit: Visit | None = None) -> list[dict[str, Any]]:

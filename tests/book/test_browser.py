@@ -385,16 +385,19 @@ def test_search_finds_a_chapter(page: Page, site: str) -> None:
 
 def test_axe_can_fail(page: Page) -> None:
     """The axe check can fail: an unlabelled image and faint text are violations, and so is faint
-    text in highlighted code where only its sample (a longer token of the same look) is faint."""
+    text in highlighted code where only its sample (a longer token of the same look) is faint,
+    and a link told from the text around it by nothing but a slightly different colour."""
     page.set_content(
         '<html><body><img src="data:image/gif;base64,R0lGODlhAQABAAAAACw=">'
         '<p style="color:#ddd;background:#fff">faint</p>'
+        '<p style="color:#222;background:#fff">Some text and <a href="#x" style="color:#333;'
+        'text-decoration:none">a link</a> inside it.</p>'
         '<pre style="background:#fff"><span style="color:#000">dark enough</span>\n'
         '<span class="f" style="color:#eee">x</span> <span class="f" style="color:#eee">'
         "faint token</span></pre></body></html>"
     )
     found = {violation["id"]: violation["nodes"] for violation in axe_violations(page)}
-    assert {"image-alt", "color-contrast"} <= found.keys(), found
+    assert {"image-alt", "color-contrast", "link-in-text-block"} <= found.keys(), found
     samples = [node for node in found["color-contrast"] if "data-axe-sample" in " ".join(node)]
     assert samples, found
 

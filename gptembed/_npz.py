@@ -7,11 +7,14 @@ from __future__ import annotations
 
 import os
 import uuid
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
+from importlib.resources import files
 from pathlib import Path
-from typing import Any
+from typing import IO, Any, TypeVar
 
 import numpy as np
+
+from ._checks import check_int
 
 
 def npz_path(path: str | os.PathLike[str]) -> Path:
@@ -67,3 +70,24 @@ def check_stored(data: Any, names: Iterable[str], what: str) -> None:
     if missing:
         held = ", ".join(data.files) or "nothing"
         raise ValueError(f"not {what}: it lacks {', '.join(missing)} (it holds {held})")
+
+
+Stored = TypeVar("Stored")
+
+STORED_SEEDS = (0, 1, 2)
+"""The seeds the package stores a run (and its curves) for."""
+
+
+def read_stored(name: str, seed: int, what: str, read: Callable[[IO[bytes]], Stored]) -> Stored:
+    """``read`` of the package's ``data/{name}{seed}.npz`` (``name`` such as ``"gpt_seed"``).
+
+    Raises:
+        TypeError, ValueError: ``seed`` is not an integer >= 0.
+        ValueError: no such file: the package stores ``what`` for :data:`STORED_SEEDS` only.
+    """
+    path = files("gptembed").joinpath(f"data/{name}{check_int('seed', seed, minimum=0)}.npz")
+    if not path.is_file():
+        seeds = ", ".join(map(str, STORED_SEEDS[:-1])) + f" and {STORED_SEEDS[-1]}"
+        raise ValueError(f"no {what} for seed {seed}: the package stores seeds {seeds}")
+    with path.open("rb") as file:
+        return read(file)

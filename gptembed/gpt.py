@@ -27,7 +27,6 @@ import math
 import os
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, replace
-from importlib.resources import files
 from typing import IO, Any, TypeAlias
 
 import numpy as np
@@ -43,7 +42,7 @@ from ._checks import (
     check_integer_array,
     check_targets,
 )
-from ._npz import check_stored, save_npz
+from ._npz import check_stored, read_stored, save_npz
 from ._npz import npz_path as npz_path  # public here: the tools check their --out with it
 from .attention_cost import attention_scores_bytes
 from .attention_model import ScoreTerms, _flat, scored_positions
@@ -760,11 +759,7 @@ def stored_run(*, seed: int = 0, dtype: DTypeLike | None = None) -> StoredRun:
     Raises:
         ValueError: no run is stored for ``seed``.
     """
-    path = files("gptembed").joinpath(f"data/gpt_seed{check_int('seed', seed, minimum=0)}.npz")
-    if not path.is_file():
-        raise ValueError(f"no stored run for seed {seed}: the package stores seeds 0, 1 and 2")
-    with path.open("rb") as file:
-        return load(file, dtype=dtype)
+    return read_stored("gpt_seed", seed, "stored run", lambda file: load(file, dtype=dtype))
 
 
 def score_terms(

@@ -13,14 +13,13 @@ from __future__ import annotations
 import json
 import os
 from dataclasses import asdict, dataclass, replace
-from importlib.resources import files
 from typing import IO, Any
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from ._checks import check_int
-from ._npz import check_stored, save_npz
+from ._npz import check_stored, read_stored, save_npz
 from .embedding import EXTENSIONS, Extension
 from .gpt import GPT, GPTConfig, token_losses
 
@@ -133,8 +132,4 @@ def stored_growth(*, seed: int = 0) -> GrowthCurves:
     Raises:
         ValueError: no curves are stored for ``seed``.
     """
-    path = files("gptembed").joinpath(f"data/grown_seed{check_int('seed', seed, minimum=0)}.npz")
-    if not path.is_file():
-        raise ValueError(f"no stored curves for seed {seed}: the package stores seeds 0, 1 and 2")
-    with path.open("rb") as file:
-        return load_growth(file)
+    return read_stored("grown_seed", seed, "stored curves", load_growth)

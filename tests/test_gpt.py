@@ -410,6 +410,7 @@ def _no_training(*args: object, **kwargs: object) -> None:
     raise AssertionError("trained before the output path was checked")
 
 
+@pytest.mark.parametrize("tool_name", ["train_lm", "fine_tune_lm"])
 @pytest.mark.parametrize(
     ("out", "message"),
     [
@@ -417,16 +418,17 @@ def _no_training(*args: object, **kwargs: object) -> None:
         ("", r"--out: \S+ is a folder: name the file"),
     ],
 )
-def test_train_lm_checks_its_out_path_before_training(
+def test_the_tools_check_their_out_path_before_training(
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
+    tool_name: str,
     out: str,
     message: str,
 ) -> None:
-    tool = load_tool("train_lm", monkeypatch)
+    tool = load_tool(tool_name, monkeypatch)
     monkeypatch.setattr(tool, "train", _no_training)
-    monkeypatch.setattr(sys, "argv", ["train_lm.py", "--out", str(tmp_path / out)])
+    monkeypatch.setattr(sys, "argv", [f"{tool_name}.py", "--out", str(tmp_path / out)])
     with pytest.raises(SystemExit):
         tool.main()
     assert re.search(message, capsys.readouterr().err)

@@ -4,8 +4,6 @@ are the runs ``tools/fine_tune_lm.py`` makes, and they say what the chapter says
 from __future__ import annotations
 
 import dataclasses
-import re
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -24,7 +22,7 @@ from gptembed.growth import (
     save_growth,
     stored_growth,
 )
-from tests.stored_files import load_tool, savez_that_fails
+from tests.stored_files import savez_that_fails
 
 SEEDS = (0, 1, 2)
 
@@ -123,30 +121,3 @@ def test_a_save_that_fails_partway_leaves_the_stored_curves_as_they_were(
     monkeypatch.undo()
     save_growth(tmp_path / "d", stored_growth(seed=2))  # .npz added, as np.savez adds it
     assert load_growth(tmp_path / "d.npz").info == stored_growth(seed=2).info
-
-
-@pytest.mark.parametrize(
-    ("out", "message"),
-    [
-        ("missing/grown.npz", r"--out: the folder \S+missing does not exist"),
-        ("", r"--out: \S+ is a folder: name the file"),
-    ],
-)
-def test_fine_tune_lm_checks_its_out_path_before_training(
-    tmp_path: Path,
-    monkeypatch: pytest.MonkeyPatch,
-    capsys: pytest.CaptureFixture[str],
-    out: str,
-    message: str,
-) -> None:
-    tool = load_tool("fine_tune_lm", monkeypatch)
-
-    def no_training(*args: object, **kwargs: object) -> None:
-        raise AssertionError("trained before the output path was checked")
-
-    monkeypatch.setattr(tool, "train", no_training)
-    monkeypatch.setattr(tool, "old_and_new", lambda *args: (0.0, 0.0))
-    monkeypatch.setattr(sys, "argv", ["fine_tune_lm.py", "--out", str(tmp_path / out)])
-    with pytest.raises(SystemExit):
-        tool.main()
-    assert re.search(message, capsys.readouterr().err)

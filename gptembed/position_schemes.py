@@ -69,7 +69,7 @@ TASKS: tuple[Task, ...] = ("lookback", "latest_marker")
 """The tasks a :class:`SchemeConfig` trains on (:func:`make_batch`)."""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class SchemeConfig(AttentionConfig):
     """A run of the attention model with one position scheme on one task.
 
@@ -216,7 +216,7 @@ def init_model(config: SchemeConfig) -> SchemeModel:
     return SchemeModel(attention, config)
 
 
-def forward(model: SchemeModel, token_ids: ArrayLike, window: int | None = None) -> Forward:
+def forward(model: SchemeModel, token_ids: ArrayLike, *, window: int | None = None) -> Forward:
     """Run the model on ids ``(T,)`` or ``(B, T)`` at positions ``0 .. T-1``.
 
     The scheme sets the scores; masking, softmax and read-out are
@@ -386,7 +386,7 @@ def at_length(
 
 
 def loss_by_position(
-    model: SchemeModel, inputs: ArrayLike, targets: ArrayLike, window: int | None = None
+    model: SchemeModel, inputs: ArrayLike, targets: ArrayLike, *, window: int | None = None
 ) -> NDArray[np.float64]:
     """Mean cross-entropy (nats) at each position of ``(B, T)`` inputs, over the rows: ``(T,)``.
 
@@ -398,7 +398,7 @@ def loss_by_position(
         ValueError: targets of another shape than the inputs, or a target outside ``[0, V)``
             that is not IGNORE; and as :func:`forward`.
     """
-    logits = forward(model, inputs, window).logits  # (B, T, V)
+    logits = forward(model, inputs, window=window).logits  # (B, T, V)
     shape, n_classes = logits.shape[:-1], logits.shape[-1]
     y = check_targets(targets, shape, n_classes, like="the inputs' shape", ignore=IGNORE)
     if y.ndim == 1:  # one sequence: a batch of one
@@ -412,7 +412,7 @@ def loss_by_position(
 
 
 def token_losses(
-    model: SchemeModel, inputs: ArrayLike, targets: ArrayLike, window: int | None = None
+    model: SchemeModel, inputs: ArrayLike, targets: ArrayLike, *, window: int | None = None
 ) -> NDArray[np.float64]:
     """Cross-entropy (nats) of every prediction: ``(B, T)`` for ``(B, T)`` inputs and targets.
 
@@ -425,7 +425,7 @@ def token_losses(
         ValueError: targets of another shape than the inputs, or a target outside ``[0, V)``
             that is not IGNORE; and as :func:`forward`.
     """
-    logits = forward(model, inputs, window).logits  # (..., T, V)
+    logits = forward(model, inputs, window=window).logits  # (..., T, V)
     shape, n_classes = logits.shape[:-1], logits.shape[-1]
     y = check_targets(targets, shape, n_classes, like="the inputs' shape", ignore=IGNORE)
     shifted = logits - logits.max(axis=-1, keepdims=True)

@@ -58,6 +58,18 @@ def perturbed(config: SchemeConfig) -> SchemeModel:
 PARAMETERS = list(init_model(tiny("learned")).attention.parameters())
 
 
+def test_sizes_and_the_window_are_taken_by_keyword_only() -> None:
+    """Issue 25: ``SchemeConfig(8, 4, "rotary")`` set seq_len to 8, and ``forward(model, ids, 3)``
+    meant window=3 here and start_pos=3 in gpt; both are refused now."""
+    with pytest.raises(TypeError, match="positional argument"):
+        SchemeConfig(8, 4, "rotary")  # type: ignore[misc]
+    model = init_model(SchemeConfig(seq_len=8))
+    ids = np.zeros((1, 8), dtype=np.intp)
+    with pytest.raises(TypeError, match="positional argument"):
+        forward(model, ids, 3)  # type: ignore[misc]
+    assert forward(model, ids, window=3).logits.shape == forward(model, ids).logits.shape
+
+
 @pytest.mark.parametrize("name", PARAMETERS)
 @pytest.mark.parametrize("scheme", SCHEMES)
 def test_every_gradient_of_every_scheme_matches_finite_differences(scheme: str, name: str) -> None:

@@ -100,20 +100,28 @@ BOUNDARY_STYLE: dict[str, Any] = {
 so it stands out on white (zero), deep red and deep blue alike."""
 
 
-def _show_returned_figures_in_ipython() -> None:
+def _show_returned_figures_in_ipython(shell: Any = None) -> None:
     """Let IPython (Jupyter) show a :class:`Figure` that is a cell's value, as a PNG.
 
     pyplot's inline backend registers this display when pyplot makes its first figure; figures
     here never go through pyplot, so without it a cell would show ``<Figure size ...>`` only.
+    Only that one display is added, and only where the reader has none for figures: a format the
+    reader chose (``%config InlineBackend.figure_formats = ["svg"]``, retina) is left as it is.
     """
     try:
         from IPython import get_ipython
-        from IPython.core.pylabtools import select_figure_formats
+        from IPython.core.pylabtools import print_figure
     except ImportError:
         return
-    shell = get_ipython()
-    if shell is not None:
-        select_figure_formats(shell, {"png"}, bbox_inches="tight")
+    shell = shell if shell is not None else get_ipython()
+    if shell is None:
+        return
+    formatters = shell.display_formatter.formatters
+    if any(Figure in formatter.type_printers for formatter in formatters.values()):
+        return
+    formatters["image/png"].for_type(
+        Figure, lambda figure: print_figure(figure, "png", bbox_inches="tight")
+    )
 
 
 _show_returned_figures_in_ipython()

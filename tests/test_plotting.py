@@ -418,34 +418,26 @@ def test_plotting_does_not_import_pyplot() -> None:
 
 
 @pytest.mark.toolchain  # IPython comes with the book's tools, not with the package
-def test_a_returned_figure_displays_as_png_in_ipython() -> None:
-    """Jupyter shows a cell's value through IPython's formatters: the Figure must have a PNG."""
-    result = _run(
-        "from IPython.core.interactiveshell import InteractiveShell\n"
-        "shell = InteractiveShell.instance()\n"
-        "from gptembed.plotting import plot_loss_curves\n"
-        "data, _ = shell.display_formatter.format(plot_loss_curves({'run': [2.0, 1.0]}))\n"
-        "print(sorted(data))"
-    )
-    assert result.returncode == 0, result.stderr
-    assert result.stdout.strip() == "['image/png', 'text/plain']"
-
-
-@pytest.mark.toolchain  # IPython comes with the book's tools, not with the package
-def test_importing_plotting_leaves_a_figure_format_the_reader_chose() -> None:
-    """Issue 25: the import used to reset IPython's figure formats to PNG; a reader who chose SVG
-    keeps SVG, and gets no PNG beside it."""
+@pytest.mark.parametrize(
+    ("chosen", "shown"), [(None, "image/png"), ("svg", "image/svg+xml"), ("retina", "image/png")]
+)
+def test_a_returned_figure_displays_in_ipython_in_the_format_the_reader_chose(
+    chosen: str | None, shown: str
+) -> None:
+    """Jupyter shows a cell's value through IPython's formatters: the Figure needs one, PNG by
+    default. Issue 25: the import used to reset the formats to PNG; a reader's choice is kept."""
+    choose = f"select_figure_formats(shell, {{{chosen!r}}})\n" if chosen else ""
     result = _run(
         "from IPython.core.interactiveshell import InteractiveShell\n"
         "from IPython.core.pylabtools import select_figure_formats\n"
         "shell = InteractiveShell.instance()\n"
-        "select_figure_formats(shell, {'svg'})\n"
+        f"{choose}"
         "from gptembed.plotting import plot_loss_curves\n"
         "data, _ = shell.display_formatter.format(plot_loss_curves({'run': [2.0, 1.0]}))\n"
         "print(sorted(data))"
     )
     assert result.returncode == 0, result.stderr
-    assert result.stdout.strip() == "['image/svg+xml', 'text/plain']"
+    assert result.stdout.strip() == str(sorted([shown, "text/plain"]))
 
 
 def test_without_matplotlib_the_error_says_to_install_the_plot_extra() -> None:

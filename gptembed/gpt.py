@@ -51,6 +51,7 @@ from .embedding import INIT_STD, GPTStyleEmbedding
 from .models import gpt_parameter_count
 from .optim import (
     ArrayModel,
+    Evaluation,
     RunConfig,
     TrainResult,
     cross_entropy,
@@ -597,20 +598,21 @@ def evaluate(
     start_pos: int = 0,
     *,
     position_ids: ArrayLike | None = None,
-) -> float:
-    """Mean cross-entropy (nats per token) of the model's predictions; no update.
+) -> Evaluation:
+    """Mean cross-entropy (nats per token) and accuracy of the argmax of the model's predictions,
+    as every model's ``evaluate`` returns them; no update.
 
     Raises:
         ValueError: no windows (``(0, T)`` inputs: a mean over no predictions is undefined); and
-            as :func:`token_losses`.
+            as :func:`forward` and :func:`~gptembed.optim.cross_entropy`.
     """
-    losses = token_losses(model, inputs, targets, start_pos, position_ids=position_ids)
-    if losses.size == 0:
+    z = logits(model, inputs, start_pos, position_ids=position_ids)  # (B, T, V)
+    if z.shape[0] == 0:
         raise ValueError(
-            f"evaluate needs at least one window, got shape {losses.shape}: a mean over no "
+            f"evaluate needs at least one window, got shape {z.shape[:-1]}: a mean over no "
             "predictions is undefined"
         )
-    return float(losses.mean())
+    return Evaluation.of(z, targets)
 
 
 def train(

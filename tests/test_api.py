@@ -10,7 +10,7 @@ from collections.abc import Callable, Iterator
 import pytest
 
 import gptembed
-from gptembed import attention_model, readout
+from gptembed import attention_model, gpt, readout
 
 KEYWORD_ONLY = {"seed", "dtype", "ax", "axes"}
 """Options a call names, so that no positional number reads as a size."""
@@ -72,3 +72,13 @@ def test_the_toy_models_share_one_signature_per_verb(verb: str, returns: str | N
     if returns is not None:
         for signature in (ours, theirs):
             assert signature.return_annotation.startswith(returns)
+
+
+def test_every_model_that_evaluates_returns_an_evaluation() -> None:
+    """Issue 25: the small GPT's evaluate returned a float where the toys' return an Evaluation
+    (loss and accuracy); all three take (model, inputs, targets, start_pos) first."""
+    for module in (readout, attention_model, gpt):
+        signature = inspect.signature(module.evaluate)
+        names = [p.name for p in signature.parameters.values()][:4]
+        assert names == ["model", "inputs", "targets", "start_pos"], module.__name__
+        assert signature.return_annotation == "Evaluation", module.__name__

@@ -164,7 +164,7 @@ def test_token_losses_are_the_cross_entropy_of_each_prediction() -> None:
     np.testing.assert_allclose(per_token.mean(), loss_and_grads(model, inputs, targets)[0])
     logits = forward(model, inputs).logits
     np.testing.assert_allclose(per_token[1, 2], cross_entropy(logits[1, 2], targets[1, 2])[0])
-    assert evaluate(model, inputs, targets) == pytest.approx(per_token.mean())
+    assert evaluate(model, inputs, targets).loss == pytest.approx(per_token.mean())
     with pytest.raises(ValueError, match=r"targets must have the inputs' shape \(3, 5\)"):
         token_losses(model, inputs, targets[:, 1:])
     with pytest.raises(ValueError, match=r"target id 7 at index \(0, 0\) is out of range"):
@@ -307,13 +307,13 @@ def test_the_stored_weights_give_the_stored_held_out_loss() -> None:
     windows = random_windows(
         held_out_stream(), spec["windows"], run.config.seq_len, seed=spec["seed"]
     )
-    assert evaluate(run.model, *windows) == pytest.approx(run.held_out_losses[-1], rel=1e-4)
+    assert evaluate(run.model, *windows).loss == pytest.approx(run.held_out_losses[-1], rel=1e-4)
     # Read as float64, the same values: the loss agrees to float32's rounding.
     wide = stored_run(seed=0, dtype=np.float64)
     assert wide.config == run.config and wide.model.embedding.dtype == np.float64
     for name, array in run.model.parameters().items():
         np.testing.assert_array_equal(wide.model.parameters()[name], array, err_msg=name)
-    assert evaluate(wide.model, *windows) == pytest.approx(run.held_out_losses[-1], rel=1e-4)
+    assert evaluate(wide.model, *windows).loss == pytest.approx(run.held_out_losses[-1], rel=1e-4)
 
 
 def test_the_first_steps_reproduce_the_stored_curve() -> None:

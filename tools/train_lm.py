@@ -88,7 +88,7 @@ def main() -> None:
     def log(done: int, model: GPT) -> None:
         if done % HELD_OUT_EVERY == 0 or done == config.steps:
             held_steps.append(done)
-            held_losses.append(evaluate(model, *HELD_OUT))
+            held_losses.append(evaluate(model, *HELD_OUT).loss)
             elapsed = time.perf_counter() - start
             print(
                 f"step {done:5d}  held-out {held_losses[-1]:.4f}  "

@@ -281,7 +281,7 @@ class BlockTrace:
 
 
 @dataclass
-class Forward:
+class ForwardTrace:
     """What :func:`forward` computed on ids ``(B, T)``.
 
     Attributes:
@@ -469,7 +469,7 @@ class _BlockBackward:
 
 def forward(
     model: GPT, token_ids: ArrayLike, start_pos: int = 0, *, position_ids: ArrayLike | None = None
-) -> Forward:
+) -> ForwardTrace:
     """Run the model on ids ``(B, T)``, keeping what :func:`loss_and_grads` needs.
 
     Args:
@@ -494,7 +494,7 @@ def _checked_ids(
     return ids, positions
 
 
-def _forward(model: GPT, ids: NDArray[np.intp], positions: NDArray[np.intp]) -> Forward:
+def _forward(model: GPT, ids: NDArray[np.intp], positions: NDArray[np.intp]) -> ForwardTrace:
     """:func:`forward` of ids and positions that :func:`_checked_ids` returned."""
     x = model.embedding.embed_checked(ids, positions)  # (B, T, D)
     blocks = []
@@ -508,7 +508,7 @@ def _forward(model: GPT, ids: NDArray[np.intp], positions: NDArray[np.intp]) -> 
         blocks.append(BlockTrace(ln1, h1, q, k, v, probs, heads, ln2, h2, pre_gelu, post_gelu, th))
     final, lnf = _layer_norm(x, model.lnf_gain, model.lnf_bias)
     logits = _linear(final, model.embedding.token_embeddings.T)  # (B, T, V)
-    return Forward(logits, blocks, lnf, final)
+    return ForwardTrace(logits, blocks, lnf, final)
 
 
 def logits(

@@ -82,3 +82,14 @@ def test_every_model_that_evaluates_returns_an_evaluation() -> None:
         names = [p.name for p in signature.parameters.values()][:4]
         assert names == ["model", "inputs", "targets", "start_pos"], module.__name__
         assert signature.return_annotation == "Evaluation", module.__name__
+
+
+def test_no_two_public_classes_share_a_name() -> None:
+    """Issue 25: gpt and attention_model each had a class named Forward."""
+    modules: dict[str, list[str]] = {}
+    for where, obj in _public_callables():
+        if inspect.isclass(obj):
+            module, name = where.rsplit(".", 1)
+            modules.setdefault(name, []).append(module)
+    shared = {name: found for name, found in modules.items() if len(found) > 1}
+    assert not shared, f"one name, several classes: {shared}"

@@ -22,7 +22,7 @@ from collections.abc import Callable
 import numpy as np
 
 from gptembed.attention_model import AttentionConfig
-from gptembed.readout import TrainConfig
+from gptembed.readout import ReadoutConfig
 from gptembed.records import VOCAB_SIZE
 
 REPEATS = 51
@@ -31,7 +31,7 @@ THREADS = (1, 2, 4, 8)
 Product = tuple[str, Callable[..., np.ndarray], tuple[int, ...], tuple[int, ...]]
 
 
-def readout_products(c: TrainConfig) -> list[Product]:
+def readout_products(c: ReadoutConfig) -> list[Product]:
     """One step of the read-out model: (einsum subscripts, the model's ``@``, shapes)."""
     b, t, d, v = c.batch_size, c.seq_len, c.embed_dim, VOCAB_SIZE
     return [
@@ -84,7 +84,7 @@ def step_seconds(products: list[Product]) -> dict[str, float]:
 TRAIN_AND_HASH = """
 import hashlib
 from gptembed import attention_model, readout
-for module, config in ((readout, readout.TrainConfig()),
+for module, config in ((readout, readout.ReadoutConfig()),
                        (attention_model, attention_model.AttentionConfig())):
     arrays = module.train(config).model.parameters().values()
     print(hashlib.sha256(b"".join(a.tobytes() for a in arrays)).hexdigest()[:16])
@@ -105,7 +105,7 @@ def main() -> None:
     print("| model | products per step | @ (ms) | einsum (ms) | einsum / @ |")
     print("| --- | --- | --- | --- | --- |")
     for name, products in (
-        ("read-out", readout_products(TrainConfig())),
+        ("read-out", readout_products(ReadoutConfig())),
         ("attention", attention_products(AttentionConfig())),
     ):
         t = step_seconds(products)

@@ -33,7 +33,7 @@ from .records import VOCAB_SIZE, check_record_format, make_records
 
 
 @dataclass(frozen=True, kw_only=True)
-class TrainConfig(RunConfig):
+class ReadoutConfig(RunConfig):
     """A read-out run: the data and sizes, plus :class:`~gptembed.optim.RunConfig`'s schedule.
 
     Attributes:
@@ -78,16 +78,16 @@ class ReadoutModel(ArrayModel):
         return self.readout(self.embedding.forward(inputs))
 
 
-def init_model(config: TrainConfig) -> ReadoutModel:
+def init_model(config: ReadoutConfig) -> ReadoutModel:
     """A fresh model: tables as in :class:`GPTStyleEmbedding`, read-out from N(0, 0.02**2).
 
     The token table and read-out do not depend on ``use_positions``, so runs with and without a
     position table start from the same point; without positions the table is all zeros.
 
     Raises:
-        TypeError: ``config`` is not a :class:`TrainConfig`.
+        TypeError: ``config`` is not a :class:`ReadoutConfig`.
     """
-    config = check_type("config", config, TrainConfig)
+    config = check_type("config", config, ReadoutConfig)
     embedding = GPTStyleEmbedding(
         VOCAB_SIZE, config.seq_len, config.embed_dim, seed=config.seed, dtype=np.float64
     )
@@ -121,8 +121,8 @@ def loss_and_grads(
 
 
 def train(
-    config: TrainConfig, model: ReadoutModel | None = None
-) -> TrainResult[ReadoutModel, TrainConfig]:
+    config: ReadoutConfig, model: ReadoutModel | None = None
+) -> TrainResult[ReadoutModel, ReadoutConfig]:
     """Train a :class:`ReadoutModel` on record streams, a fresh batch of :func:`make_records`
     at every step, with Adam.
 
@@ -130,12 +130,12 @@ def train(
     :func:`init_model` of ``config``; :func:`~gptembed.optim.run_training` runs it.
 
     Raises:
-        TypeError: ``config`` is not a :class:`TrainConfig`, or ``model`` not a
+        TypeError: ``config`` is not a :class:`ReadoutConfig`, or ``model`` not a
             :class:`ReadoutModel`.
         ValueError: ``model``'s arrays do not have the shapes ``config`` gives (``seq_len``
             position rows, ``embed_dim`` wide, the records' alphabet as vocabulary).
     """
-    config = check_type("config", config, TrainConfig)
+    config = check_type("config", config, ReadoutConfig)
     fmt, offset = config.record_format, config.random_offset
     draw = partial(make_records, config.batch_size, config.seq_len, fmt, random_offset=offset)
     return run_training(config, model, init_model, loss_and_grads, draw)

@@ -253,7 +253,7 @@ def test_an_evaluation_is_the_mean_loss_and_the_share_of_right_argmaxes() -> Non
 # --- the toy models' one API: train(config, model=None) and evaluate, through run_training ---
 
 TOY_MODELS = {
-    "readout": (readout, readout.TrainConfig(steps=20)),
+    "readout": (readout, readout.ReadoutConfig(steps=20)),
     "attention_model": (attention_model, attention_model.AttentionConfig(steps=20)),
 }
 

@@ -10,8 +10,8 @@ import pytest
 from gptembed.optim import cross_entropy
 from gptembed.probes import lagged_similarity
 from gptembed.readout import (
+    ReadoutConfig,
     ReadoutModel,
-    TrainConfig,
     evaluate,
     init_model,
     loss_and_grads,
@@ -23,7 +23,7 @@ from tests.gradcheck import numerical_grad
 
 @pytest.fixture
 def small_model() -> ReadoutModel:
-    model = init_model(TrainConfig(record_format="A9-", seq_len=5, embed_dim=3, seed=4))
+    model = init_model(ReadoutConfig(record_format="A9-", seq_len=5, embed_dim=3, seed=4))
     rng = np.random.default_rng(9)  # move away from the tiny initial values
     for array in model.parameters().values():
         array += rng.standard_normal(array.shape) * 0.5
@@ -39,12 +39,12 @@ def test_model_gradients_match_finite_differences(small_model: ReadoutModel) -> 
 
 
 def test_training_is_deterministic() -> None:
-    config = TrainConfig(steps=40, seed=7)
+    config = ReadoutConfig(steps=40, seed=7)
     first, second = train(config), train(config)
     np.testing.assert_array_equal(first.losses, second.losses)
     for name, array in first.model.parameters().items():
         np.testing.assert_array_equal(array, second.model.parameters()[name], err_msg=name)
-    assert not np.array_equal(train(TrainConfig(steps=40, seed=8)).losses, first.losses)
+    assert not np.array_equal(train(ReadoutConfig(steps=40, seed=8)).losses, first.losses)
 
 
 def test_evaluate_scores_the_logits_at_start_pos(small_model: ReadoutModel) -> None:
@@ -57,8 +57,8 @@ def test_evaluate_scores_the_logits_at_start_pos(small_model: ReadoutModel) -> N
 
 
 def test_loss_decreases_and_positions_beat_no_positions() -> None:
-    with_pos = train(TrainConfig(steps=100))
-    without = train(TrainConfig(steps=100, use_positions=False))
+    with_pos = train(ReadoutConfig(steps=100))
+    without = train(ReadoutConfig(steps=100, use_positions=False))
     assert with_pos.losses[-10:].mean() < with_pos.losses[0] - 1.0
     assert without.losses[-10:].mean() < without.losses[0] - 1.0
     inputs, targets = make_records(128, 30, seed=99)
@@ -72,7 +72,7 @@ def test_loss_decreases_and_positions_beat_no_positions() -> None:
 
 
 def test_training_learns_the_record_period() -> None:
-    result = train(TrainConfig(steps=100))
+    result = train(ReadoutConfig(steps=100))
     table = result.model.embedding.position_embeddings
     assert lagged_similarity(table, 6).mean() > 0.8
     assert abs(lagged_similarity(result.initial_positions, 6).mean()) < 0.2
@@ -97,11 +97,11 @@ def test_training_learns_the_record_period() -> None:
 )
 def test_config_refuses_bad_values(kwargs: dict, error: type, message: str) -> None:
     with pytest.raises(error, match=message):
-        TrainConfig(**kwargs)
+        ReadoutConfig(**kwargs)
 
 
 def test_sequences_longer_than_the_model_are_refused() -> None:
-    model = init_model(TrainConfig(seq_len=4))
+    model = init_model(ReadoutConfig(seq_len=4))
     with pytest.raises(ValueError, match=r"sequence length 5 at start_pos 0 exceeds max_seq_len 4"):
         loss_and_grads(model, np.zeros((1, 5), dtype=int), np.zeros((1, 5), dtype=int))
 
@@ -118,7 +118,7 @@ def test_config_stores_python_numbers() -> None:
         ("use_positions", False, np.bool_),
         ("random_offset", True, np.bool_),
     ]
-    config = TrainConfig(**{name: as_numpy(value) for name, value, as_numpy in given})
+    config = ReadoutConfig(**{name: as_numpy(value) for name, value, as_numpy in given})
     for name, value, _ in given:
         assert type(getattr(config, name)) is type(value), name
-    assert config == TrainConfig(**{name: value for name, value, _ in given})
+    assert config == ReadoutConfig(**{name: value for name, value, _ in given})

@@ -91,15 +91,15 @@ def _torch_step(model: GPT, inputs: np.ndarray, targets: np.ndarray) -> Callable
     ids = torch.tensor(inputs, dtype=torch.long)
     y = torch.tensor(targets, dtype=torch.long)
     batch, seq_len = inputs.shape
-    dim, n_head = model.embedding.embed_dim, model.n_head
+    dim, n_heads = model.embedding.embed_dim, model.n_heads
 
     def step() -> float:
         p = params
         x = p["token_embeddings"][ids] + p["position_embeddings"][:seq_len]
-        for layer in range(model.n_layer):
+        for layer in range(model.n_layers):
             h = F.layer_norm(x, (dim,), p["ln1_gain"][layer], p["ln1_bias"][layer], 1e-5)
             q, k, v = (h @ p["w_attn"][layer] + p["b_attn"][layer]).split(dim, dim=-1)
-            q, k, v = (t.view(batch, seq_len, n_head, -1).transpose(1, 2) for t in (q, k, v))
+            q, k, v = (t.view(batch, seq_len, n_heads, -1).transpose(1, 2) for t in (q, k, v))
             heads = F.scaled_dot_product_attention(q, k, v, is_causal=True)
             heads = heads.transpose(1, 2).reshape(batch, seq_len, dim)
             x = x + heads @ p["w_attn_proj"][layer] + p["b_attn_proj"][layer]
@@ -127,7 +127,7 @@ def main() -> None:
     inputs, targets = random_windows(train_stream(), config.batch_size, config.seq_len, seed=0)
     print(
         f"One training step: batch {config.batch_size} x {config.seq_len} characters, "
-        f"{config.n_layer} blocks of {config.n_head} heads, width {config.embed_dim}, "
+        f"{config.n_layers} blocks of {config.n_heads} heads, width {config.embed_dim}, "
         f"{config.dtype}; numpy {np.__version__}\n"
     )
 

@@ -1,6 +1,6 @@
 """A small GPT in numpy: GPT-2's architecture at toy scale, with its backward pass written by hand.
 
-For ids ``(B, T)``, with ``n_layer`` blocks of ``n_head`` causal heads each::
+For ids ``(B, T)``, with ``n_layers`` blocks of ``n_heads`` causal heads each::
 
     x = wte[ids] + wpe[0:T]                     # GPTStyleEmbedding, (B, T, D)
     for each block:
@@ -10,8 +10,8 @@ For ids ``(B, T)``, with ``n_layer`` blocks of ``n_head`` causal heads each::
 
 This is GPT-2's layout (Radford et al. 2019, "Language Models are Unsupervised Multitask
 Learners", section 2.3: LayerNorm at the input of each block and after the last one, residual
-projections initialised at ``0.02 / sqrt(2 * n_layer)``) without dropout. The arrays are stacked
-over blocks (leading axis ``n_layer``) and named after GPT-2's modules: ``ln_1``, ``attn.c_attn``
+projections initialised at ``0.02 / sqrt(2 * n_layers)``) without dropout. The arrays are stacked
+over blocks (leading axis ``n_layers``) and named after GPT-2's modules: ``ln_1``, ``attn.c_attn``
 (``w_attn``: one ``(D, 3D)`` map to queries, keys and values), ``attn.c_proj`` (``w_attn_proj``),
 ``ln_2``, ``mlp.c_fc`` (``w_fc``), ``mlp.c_proj`` (``w_mlp_proj``) and ``ln_f``.
 
@@ -69,6 +69,10 @@ LN_EPS = 1e-5
 _GELU_C = math.sqrt(2.0 / math.pi)
 
 
+_STORED_NAMES = {"n_layer": "n_layers", "n_head": "n_heads"}
+"""Field names of runs stored before the package's one vocabulary, and their names now."""
+
+
 @dataclass(frozen=True, kw_only=True)
 class GPTConfig(RunConfig):
     """A GPT run: the sizes, plus :class:`~gptembed.optim.RunConfig`'s schedule.
@@ -76,8 +80,8 @@ class GPTConfig(RunConfig):
     Attributes:
         vocab_size: ``V``, rows of the token table (by default the corpus's characters).
         seq_len: ``T``, the context length and the rows of the position table.
-        n_layer: blocks.
-        n_head: heads per block; ``embed_dim`` must be a multiple of it.
+        n_layers: blocks.
+        n_heads: heads per block; ``embed_dim`` must be a multiple of it.
         embed_dim: ``D``, the width of the residual stream and of both tables.
         dtype: the dtype of every array, ``"float32"`` or ``"float64"``. float16 is refused: in
             it Adam's ``eps`` (1e-8) and the square of a gradient of 1e-4 round to 0, so a step
@@ -90,8 +94,8 @@ class GPTConfig(RunConfig):
 
     vocab_size: int = VOCAB_SIZE
     seq_len: int = 128
-    n_layer: int = 2
-    n_head: int = 4
+    n_layers: int = 2
+    n_heads: int = 4
     embed_dim: int = 64
     dtype: str = "float32"
     learning_rate: float = 3e-3
@@ -99,12 +103,12 @@ class GPTConfig(RunConfig):
 
     def __post_init__(self) -> None:
         super().__post_init__()
-        self._check(check_int, "vocab_size", "seq_len", "n_layer", "n_head", "embed_dim")
+        self._check(check_int, "vocab_size", "seq_len", "n_layers", "n_heads", "embed_dim")
         self._check(check_int, "warmup", minimum=0)
-        if self.embed_dim % self.n_head:
+        if self.embed_dim % self.n_heads:
             raise ValueError(
-                f"embed_dim must be a multiple of n_head, got embed_dim {self.embed_dim} "
-                f"and n_head {self.n_head}"
+                f"embed_dim must be a multiple of n_heads, got embed_dim {self.embed_dim} "
+                f"and n_heads {self.n_heads}"
             )
         dtype = check_float_dtype(self.dtype)
         if dtype not in (np.float32, np.float64):
@@ -113,6 +117,14 @@ class GPTConfig(RunConfig):
                 "and the square of a gradient of 1e-4 round to 0, and training runs to NaN"
             )
         self._keep("dtype", dtype.name)
+
+    @classmethod
+    def from_stored(cls, fields: dict[str, Any]) -> GPTConfig:
+        """The config a stored run's header holds (``dataclasses.asdict`` of one), including the
+        runs stored before the fields were named as the rest of the package names them
+        (``n_layer`` and ``n_head``, now ``n_layers`` and ``n_heads``)."""
+        renamed = {_STORED_NAMES.get(name, name): value for name, value in fields.items()}
+        return cls(**renamed)
 
     def learning_rate_at(self, step: int) -> float:
         """The learning rate of step ``step`` (0-based) of ``steps``: warmup, then cosine decay.
@@ -134,25 +146,25 @@ class GPTConfig(RunConfig):
 
 @dataclass
 class GPT(ArrayModel):
-    """The embedding layer, ``n_layer`` pre-LayerNorm blocks, a final LayerNorm and a tied head.
+    """The embedding layer, ``n_layers`` pre-LayerNorm blocks, a final LayerNorm and a tied head.
 
     Attributes:
         embedding: :class:`GPTStyleEmbedding`, ``(V, D)`` token and ``(T, D)`` position tables;
             the token table is also the output head.
-        n_head: heads per block.
-        ln1_gain, ln1_bias: ``(n_layer, D)``, the LayerNorm before attention.
-        w_attn, b_attn: ``(n_layer, D, 3D)`` and ``(n_layer, 3D)``: queries, keys and values,
-            in that order, each ``n_head`` slices of ``D / n_head`` columns.
-        w_attn_proj, b_attn_proj: ``(n_layer, D, D)``, ``(n_layer, D)``: the heads' outputs back
+        n_heads: heads per block.
+        ln1_gain, ln1_bias: ``(n_layers, D)``, the LayerNorm before attention.
+        w_attn, b_attn: ``(n_layers, D, 3D)`` and ``(n_layers, 3D)``: queries, keys and values,
+            in that order, each ``n_heads`` slices of ``D / n_heads`` columns.
+        w_attn_proj, b_attn_proj: ``(n_layers, D, D)``, ``(n_layers, D)``: the heads' outputs back
             to the residual stream.
-        ln2_gain, ln2_bias: ``(n_layer, D)``, the LayerNorm before the MLP.
-        w_fc, b_fc: ``(n_layer, D, 4D)``, ``(n_layer, 4D)``.
-        w_mlp_proj, b_mlp_proj: ``(n_layer, 4D, D)``, ``(n_layer, D)``.
+        ln2_gain, ln2_bias: ``(n_layers, D)``, the LayerNorm before the MLP.
+        w_fc, b_fc: ``(n_layers, D, 4D)``, ``(n_layers, 4D)``.
+        w_mlp_proj, b_mlp_proj: ``(n_layers, 4D, D)``, ``(n_layers, D)``.
         lnf_gain, lnf_bias: ``(D,)``, the final LayerNorm.
     """
 
     embedding: GPTStyleEmbedding
-    n_head: int
+    n_heads: int
     ln1_gain: Floats
     ln1_bias: Floats
     w_attn: Floats
@@ -169,20 +181,20 @@ class GPT(ArrayModel):
     lnf_bias: Floats
 
     @property
-    def n_layer(self) -> int:
+    def n_layers(self) -> int:
         """Blocks."""
         return self.w_attn.shape[0]
 
     @property
     def head_dim(self) -> int:
-        """``D / n_head``, the width of one head's queries, keys and values."""
-        return self.embedding.embed_dim // self.n_head
+        """``D / n_heads``, the width of one head's queries, keys and values."""
+        return self.embedding.embed_dim // self.n_heads
 
 
 def init_model(config: GPTConfig) -> GPT:
     """A fresh model as GPT-2 initialises one: tables as in :class:`GPTStyleEmbedding`, every
     matrix from N(0, 0.02**2) except the two residual projections, whose standard deviation is
-    ``0.02 / sqrt(2 n_layer)``; biases 0 and LayerNorm gains 1.
+    ``0.02 / sqrt(2 n_layers)``; biases 0 and LayerNorm gains 1.
 
     Nothing else depends on ``use_positions``: without positions the table is all zeros.
 
@@ -191,11 +203,11 @@ def init_model(config: GPTConfig) -> GPT:
     """
     dtype = np.dtype(config.dtype)
     n_params = gpt_parameter_count(
-        config.vocab_size, config.seq_len, config.embed_dim, config.n_layer
+        config.vocab_size, config.seq_len, config.embed_dim, config.n_layers
     )
     check_fits_in_memory(
-        f"GPTConfig's vocab_size {config.vocab_size:,}, seq_len {config.seq_len:,}, n_layer "
-        f"{config.n_layer:,} and embed_dim {config.embed_dim:,}: {n_params:,} parameters in "
+        f"GPTConfig's vocab_size {config.vocab_size:,}, seq_len {config.seq_len:,}, n_layers "
+        f"{config.n_layers:,} and embed_dim {config.embed_dim:,}: {n_params:,} parameters in "
         f"{dtype},",
         n_params * dtype.itemsize,
     )
@@ -205,7 +217,7 @@ def init_model(config: GPTConfig) -> GPT:
     if not config.use_positions:
         embedding.position_embeddings[:] = 0.0
     rng = weights_rng(seed=config.seed)
-    layers, dim = config.n_layer, config.embed_dim
+    layers, dim = config.n_layers, config.embed_dim
     residual_std = INIT_STD / math.sqrt(2 * layers)
 
     def normal(shape: tuple[int, ...], std: float) -> Floats:
@@ -219,7 +231,7 @@ def init_model(config: GPTConfig) -> GPT:
 
     return GPT(
         embedding=embedding,
-        n_head=config.n_head,
+        n_heads=config.n_heads,
         ln1_gain=ones(layers, dim),
         ln1_bias=zeros(layers, dim),
         w_attn=normal((layers, dim, 3 * dim), INIT_STD),
@@ -257,8 +269,8 @@ class BlockTrace:
     Attributes:
         ln1, ln2: the two LayerNorms.
         h1: ``(B, T, D)`` LayerNorm_1's output, the input of the heads.
-        q, k, v: ``(B, n_head, T, D / n_head)``.
-        probs: ``(B, n_head, T, T)`` attention weights: query ``i`` down, key ``j <= i`` across.
+        q, k, v: ``(B, n_heads, T, D / n_heads)``.
+        probs: ``(B, n_heads, T, T)`` attention weights: query ``i`` down, key ``j <= i`` across.
         heads: ``(B, T, D)`` the heads' outputs side by side, before ``w_attn_proj``.
         h2: ``(B, T, D)`` LayerNorm_2's output.
         pre_gelu: ``(B, T, 4D)``.
@@ -367,16 +379,16 @@ def _causal_softmax(scores: Floats) -> Floats:
     return scores
 
 
-def _split_heads(a: Floats, n_head: int) -> Floats:
-    """``(B, T, D)`` -> ``(B, n_head, T, D / n_head)``."""
+def _split_heads(a: Floats, n_heads: int) -> Floats:
+    """``(B, T, D)`` -> ``(B, n_heads, T, D / n_heads)``."""
     batch, seq_len, dim = a.shape
-    return a.reshape(batch, seq_len, n_head, dim // n_head).transpose(0, 2, 1, 3)
+    return a.reshape(batch, seq_len, n_heads, dim // n_heads).transpose(0, 2, 1, 3)
 
 
 def _merge_heads(a: Floats) -> Floats:
-    """``(B, n_head, T, H)`` -> ``(B, T, n_head * H)``."""
-    batch, n_head, seq_len, head = a.shape
-    return a.transpose(0, 2, 1, 3).reshape(batch, seq_len, n_head * head)
+    """``(B, n_heads, T, H)`` -> ``(B, T, n_heads * H)``."""
+    batch, n_heads, seq_len, head = a.shape
+    return a.transpose(0, 2, 1, 3).reshape(batch, seq_len, n_heads * head)
 
 
 def _linear(a: Floats, w: Floats) -> Floats:
@@ -391,7 +403,7 @@ def _attention(model: GPT, layer: int, h1: Floats) -> tuple[Floats, ...]:
     dim = model.embedding.embed_dim
     qkv = _linear(h1, model.w_attn[layer]) + model.b_attn[layer]  # (B, T, 3D)
     q, k, v = (
-        np.ascontiguousarray(_split_heads(qkv[..., i * dim : (i + 1) * dim], model.n_head))
+        np.ascontiguousarray(_split_heads(qkv[..., i * dim : (i + 1) * dim], model.n_heads))
         for i in range(3)
     )
     probs = _causal_softmax(q @ k.swapaxes(-1, -2) * (1.0 / math.sqrt(model.head_dim)))
@@ -437,7 +449,7 @@ class _BlockBackward:
         """Back through :func:`_attention`: ``(B, T, D)`` in, ``dL/dh1`` ``(B, T, D)`` out."""
         b, model = self.trace, self.model
         dmerged = self.affine(b.heads, "w_attn_proj", "b_attn_proj", dout)
-        dheads = _split_heads(dmerged, model.n_head)  # (B, nh, T, H)
+        dheads = _split_heads(dmerged, model.n_heads)  # (B, nh, T, H)
         dprobs = dheads @ b.v.swapaxes(-1, -2)  # (B, nh, T, T)
         dv = b.probs.swapaxes(-1, -2) @ dheads
         # Softmax backward, row by row: ds = p * (dp - sum_j p dp); later keys have p = 0.
@@ -498,7 +510,7 @@ def _forward(model: GPT, ids: NDArray[np.intp], positions: NDArray[np.intp]) -> 
     """:func:`forward` of ids and positions that :func:`_checked_ids` returned."""
     x = model.embedding.embed_checked(ids, positions)  # (B, T, D)
     blocks = []
-    for layer in range(model.n_layer):
+    for layer in range(model.n_layers):
         h1, ln1 = _layer_norm(x, model.ln1_gain[layer], model.ln1_bias[layer])
         q, k, v, probs, heads, out = _attention(model, layer, h1)
         x = x + out
@@ -546,7 +558,7 @@ def loss_and_grads(
     )
     grads = {name: np.zeros_like(array) for name, array in model.parameters().items()}
     grads["lnf_gain"], grads["lnf_bias"] = grad_lnf_gain, grad_lnf_bias
-    for layer in reversed(range(model.n_layer)):  # x + MLP(LN_2(x)), then x + Attention(LN_1(x))
+    for layer in reversed(range(model.n_layers)):  # x + MLP(LN_2(x)), then x + Attention(LN_1(x))
         block = _BlockBackward(model, layer, f.blocks[layer], grads)
         dx = dx + block.layer_norm(block.mlp(dx), "ln2")
         dx = dx + block.layer_norm(block.attention(dx), "ln1")
@@ -648,11 +660,11 @@ def train(
     check_in_range("stream id", ids, config.vocab_size, "ids")
     itemsize = np.dtype(config.dtype).itemsize
     check_fits_in_memory(
-        f"a training step's attention weights, batch_size {config.batch_size:,} x n_head "
-        f"{config.n_head:,} x n_layer {config.n_layer:,} x seq_len**2 {config.seq_len**2:,} "
+        f"a training step's attention weights, batch_size {config.batch_size:,} x n_heads "
+        f"{config.n_heads:,} x n_layers {config.n_layers:,} x seq_len**2 {config.seq_len**2:,} "
         f"in {config.dtype},",
         attention_scores_bytes(
-            config.seq_len, config.n_head, config.n_layer, config.batch_size, itemsize
+            config.seq_len, config.n_heads, config.n_layers, config.batch_size, itemsize
         ),
     )
     return run_training(
@@ -699,9 +711,9 @@ def save(path: str | os.PathLike[str], run: StoredRun) -> None:
         TypeError: ``run.model`` is not a :class:`GPT`.
     """
     start_from(init_model(run.config), run.model)  # refuses arrays of other shapes
-    if run.model.n_head != run.config.n_head:
+    if run.model.n_heads != run.config.n_heads:
         raise ValueError(
-            f"the model has n_head {run.model.n_head}, its config n_head {run.config.n_head}: "
+            f"the model has n_heads {run.model.n_heads}, its config n_heads {run.config.n_heads}: "
             "load would build the config's heads"
         )
     header = {"config": asdict(run.config), "info": run.info}
@@ -733,7 +745,7 @@ def load(file: str | os.PathLike[str] | IO[bytes], *, dtype: DTypeLike | None = 
             data, ("header", "losses", "held_out_steps", "held_out_losses"), "a stored run"
         )
         header = json.loads(str(data["header"]))
-        config = GPTConfig(**header["config"])
+        config = GPTConfig.from_stored(header["config"])
         as_dtype = config.dtype if dtype is None else check_float_dtype(dtype).name
         model = init_model(replace(config, dtype=as_dtype))
         for name, array in model.parameters().items():
@@ -789,8 +801,8 @@ def score_terms(
     shares, and the token part is what the token adds.
 
     Returns:
-        ``n_head`` :class:`ScoreTerms`, each ``(B, T, T)`` (or ``(T, T)`` for ``(T,)`` ids),
-        scaled by ``1 / sqrt(D / n_head)`` as the scores are.
+        ``n_heads`` :class:`ScoreTerms`, each ``(B, T, T)`` (or ``(T, T)`` for ``(T,)`` ids),
+        scaled by ``1 / sqrt(D / n_heads)`` as the scores are.
 
     Raises:
         TypeError, ValueError: as :meth:`GPTStyleEmbedding.check_ids`, or a ``fixed_scale``
@@ -815,7 +827,7 @@ def score_terms(
     dim, head = model.embedding.embed_dim, model.head_dim
     w, b = model.w_attn[0], model.b_attn[0]
     terms = []
-    for h in range(model.n_head):
+    for h in range(model.n_heads):
         cols_q = slice(h * head, (h + 1) * head)
         cols_k = slice(dim + h * head, dim + (h + 1) * head)
         terms.append(

@@ -115,7 +115,7 @@ def load_growth(file: str | os.PathLike[str] | IO[bytes]) -> GrowthCurves:
         if missing:
             raise ValueError(f"stored curves: no curves for {missing}")
         return GrowthCurves(
-            GPTConfig(**header["config"]),
+            GPTConfig.from_stored(header["config"]),
             header["trained_len"],
             data["steps"].astype(np.intp),
             {m: data[f"old_{m}"].astype(np.float64) for m in EXTENSIONS},

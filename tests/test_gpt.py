@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
+import json
 import math
 import re
 import sys
@@ -38,8 +39,10 @@ from gptembed.optim import cross_entropy
 from tests.gradcheck import numerical_grad
 from tests.stored_files import load_tool, savez_that_fails
 
-TINY = GPTConfig(vocab_size=7, seq_len=5, n_layer=2, n_head=2, embed_dim=8, dtype="float64", seed=3)
-ONE_BLOCK = GPTConfig(vocab_size=7, seq_len=8, n_layer=1, n_head=2, embed_dim=8)
+TINY = GPTConfig(
+    vocab_size=7, seq_len=5, n_layers=2, n_heads=2, embed_dim=8, dtype="float64", seed=3
+)
+ONE_BLOCK = GPTConfig(vocab_size=7, seq_len=8, n_layers=1, n_heads=2, embed_dim=8)
 """One block of two heads, in float32 as the stored runs are: the model the tests train."""
 
 
@@ -95,7 +98,7 @@ def test_early_rows_get_more_gradient_unless_every_row_serves_one_scored_query()
     """Chapter 9's control: at initialisation the first rows of the table get a larger gradient
     than the last (more queries read them); in one block scored at its last position only, where
     every earlier row is a key for exactly that one query, the rows get equal gradients."""
-    config = GPTConfig(n_layer=1, dtype="float64", seed=3)
+    config = GPTConfig(n_layers=1, dtype="float64", seed=3)
     inputs, targets = random_windows(train_stream(), 32, config.seq_len, seed=0)
     last_only = np.full_like(targets, IGNORE)
     last_only[:, -1] = targets[:, -1]
@@ -113,7 +116,7 @@ def test_early_rows_get_more_gradient_unless_every_row_serves_one_scored_query()
 
 def test_the_forward_pass_by_hand_one_block_one_head() -> None:
     """GPT-2's block written out plainly, on a model of one block and one head."""
-    config = GPTConfig(vocab_size=6, seq_len=4, n_layer=1, n_head=1, embed_dim=4, dtype="float64")
+    config = GPTConfig(vocab_size=6, seq_len=4, n_layers=1, n_heads=1, embed_dim=4, dtype="float64")
     m = _perturbed(config)
     ids = np.array([[1, 5, 0, 2]])
     wte, wpe = m.embedding.token_embeddings, m.embedding.position_embeddings
@@ -194,7 +197,7 @@ def test_score_terms_with_each_tokens_own_scale_sum_to_the_first_blocks_scores()
         terms = score_terms(model, ids, start_pos=start)
         block = forward(model, ids, start_pos=start).blocks[0]
         scores = block.q @ block.k.swapaxes(-1, -2) / math.sqrt(model.head_dim)  # (B, nh, T, T)
-        assert len(terms) == TINY.n_head
+        assert len(terms) == TINY.n_heads
         for head, split in enumerate(terms):
             np.testing.assert_allclose(split.total(), scores[:, head], rtol=1e-10, atol=1e-10)
 
@@ -223,10 +226,10 @@ def test_the_schedule_warms_up_then_decays_to_a_tenth() -> None:
 
 
 def test_config_refuses_bad_values() -> None:
-    with pytest.raises(ValueError, match="embed_dim must be a multiple of n_head"):
-        GPTConfig(embed_dim=10, n_head=4)
-    with pytest.raises(TypeError, match="n_layer must be an integer"):
-        GPTConfig(n_layer=1.5)  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="embed_dim must be a multiple of n_heads"):
+        GPTConfig(embed_dim=10, n_heads=4)
+    with pytest.raises(TypeError, match="n_layers must be an integer"):
+        GPTConfig(n_layers=1.5)  # type: ignore[arg-type]
     with pytest.raises(TypeError, match="floating dtype"):
         GPTConfig(dtype="int32")
 
@@ -327,6 +330,17 @@ def test_the_first_steps_reproduce_the_stored_curve() -> None:
     np.testing.assert_allclose(again.losses, run.losses[:steps], rtol=1e-5)
 
 
+def test_runs_stored_with_the_old_field_names_still_load() -> None:
+    """The stored runs' headers name n_layer and n_head; the package now says n_layers and
+    n_heads, as ModelConfig and attention_cost do (issue 25)."""
+    with np.load(DATA / "gpt_seed0.npz") as data:
+        stored = json.loads(str(data["header"]))["config"]
+    assert {"n_layer", "n_head"} <= stored.keys()
+    config = GPTConfig.from_stored(stored)
+    assert (config.n_layers, config.n_heads) == (stored["n_layer"], stored["n_head"])
+    assert GPTConfig.from_stored(dataclasses.asdict(config)) == config
+
+
 def test_save_and_load_round_trip(tmp_path: Path) -> None:
     config = dataclasses.replace(ONE_BLOCK, steps=3)
     result = train(config, np.tile(np.arange(7), 20))
@@ -392,8 +406,8 @@ def test_save_refuses_a_run_that_load_could_not_read(tmp_path: Path) -> None:
     grown = dataclasses.replace(model, embedding=model.embedding.extended(16, method="tile"))
     with pytest.raises(ValueError, match=r"position_embeddings \(16, 8\) \(the config's: \(8, 8\)"):
         save(tmp_path / "run.npz", _stored(grown, ONE_BLOCK))
-    with pytest.raises(ValueError, match="the model has n_head 2, its config n_head 1"):
-        save(tmp_path / "run.npz", _stored(model, dataclasses.replace(ONE_BLOCK, n_head=1)))
+    with pytest.raises(ValueError, match="the model has n_heads 2, its config n_heads 1"):
+        save(tmp_path / "run.npz", _stored(model, dataclasses.replace(ONE_BLOCK, n_heads=1)))
     assert not list(tmp_path.iterdir())
 
 
@@ -437,7 +451,7 @@ def test_the_tools_check_their_out_path_before_training(
 def _tiny_train_lm(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, out: str) -> ModuleType:
     """train_lm made to train a tiny model for 2 steps into ``tmp_path / out``."""
     tool = load_tool("train_lm", monkeypatch)
-    tiny = GPTConfig(seq_len=8, n_layer=1, n_head=2, embed_dim=8, steps=2, warmup=1)
+    tiny = GPTConfig(seq_len=8, n_layers=1, n_heads=2, embed_dim=8, steps=2, warmup=1)
     monkeypatch.setattr(tool, "CONFIG", tiny)
     monkeypatch.setattr(tool, "HELD_OUT", random_windows(held_out_stream(), 2, 8, seed=0))
     monkeypatch.setattr(sys, "argv", ["train_lm.py", "--out", str(tmp_path / out)])
@@ -567,5 +581,5 @@ def test_sizes_too_large_for_memory_are_refused_by_name() -> None:
     with pytest.raises(ValueError, match="GPTConfig's vocab_size 10,000,000,000,000, seq_len 128"):
         init_model(GPTConfig(vocab_size=10**13))
     long = dataclasses.replace(ONE_BLOCK, seq_len=10**6)
-    with pytest.raises(ValueError, match=r"batch_size 32 x n_head 2 x n_layer 1 x seq_len\*\*2"):
+    with pytest.raises(ValueError, match=r"batch_size 32 x n_heads 2 x n_layers 1 x seq_len\*\*2"):
         train(long, np.zeros(10**6 + 1, int))

@@ -40,8 +40,8 @@ from gptembed.gpt import (  # noqa: E402
 
 CONFIG = GPTConfig(
     seq_len=128,
-    n_layer=2,
-    n_head=4,
+    n_layers=2,
+    n_heads=4,
     embed_dim=64,
     batch_size=32,
     steps=3000,

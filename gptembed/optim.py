@@ -357,6 +357,7 @@ def run_training(
     *,
     schedule: Callable[[int], float] | None = None,
     after_step: Callable[[int, Model], None] | None = None,
+    frozen: Collection[str] = (),
 ) -> TrainResult[Model, Config]:
     """Train a toy model as ``config`` says: what every toy model's ``train`` does.
 
@@ -374,6 +375,8 @@ def run_training(
             ``config.seed``, a stream of its own, apart from the weights'.
         schedule: ``step -> learning rate``, as in :func:`fit`; by default ``learning_rate``.
         after_step: called as ``after_step(steps_done, model)`` after every update.
+        frozen: names of more arrays never updated, beside the position table of a config
+            with ``use_positions=False``.
 
     Deterministic: the same config and start give the same losses and weights on the same
     machine.
@@ -391,7 +394,7 @@ def run_training(
         lambda: draw_batch(seed=batches),
         config.steps,
         config.learning_rate,
-        frozen=() if config.use_positions else ("position_embeddings",),
+        frozen=(*frozen, *(() if config.use_positions else ("position_embeddings",))),
         schedule=schedule,
         after_step=None if after_step is None else (lambda done: after_step(done, model)),
     )

@@ -30,6 +30,7 @@ rows of its formula, and the other three nothing but their shared row repeated.
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass, replace
 from functools import lru_cache
 from itertools import pairwise
@@ -54,7 +55,7 @@ from .attention_model import forward as attention_forward
 from .attention_model import init_model as init_attention
 from .embedding import Extension, GPTStyleEmbedding
 from .marker_tasks import check_marker_count, check_marker_rate, make_latest_marker
-from .optim import Batch, TrainResult, batches_rng, cross_entropy, fit
+from .optim import Batch, TrainResult, cross_entropy, run_training
 from .positions import sinusoidal_table
 
 Scheme = Literal["learned", "sinusoidal", "rotary", "alibi", "none"]
@@ -296,13 +297,21 @@ _MAX_DRAWS = 1000
 """Batches :func:`train` draws in a row, each with nothing to score, before it gives up."""
 
 
-def train(config: SchemeConfig) -> TrainResult[SchemeModel, SchemeConfig]:
-    """Train a :class:`SchemeModel` with :func:`~gptembed.optim.fit` on fresh batches of its task.
+def train(
+    config: SchemeConfig,
+    model: SchemeModel | None = None,
+    *,
+    frozen: Collection[str] = (),
+) -> TrainResult[SchemeModel, SchemeConfig]:
+    """Train a :class:`SchemeModel` on fresh batches of its task, through
+    :func:`~gptembed.optim.run_training` like every model of the package.
 
     The position table follows the scheme: every row trained (``"learned"``), frozen
     (``"sinusoidal"``), or one row shared by all positions (the others: each row gets the sum of
-    the rows' gradients, so the rows, equal at the start, stay equal). Deterministic: the same
-    ``config`` gives the same losses and weights on the same machine.
+    the rows' gradients, so the rows, equal at the start, stay equal). ``frozen`` names more
+    arrays to leave as they start (chapter 10 freezes the shared row at zero this way). Training
+    starts from a copy of ``model`` if one is given. Deterministic: the same ``config`` gives the
+    same losses and weights on the same machine.
 
     A latest-marker batch with no marker at all has nothing to score: it is drawn again (from
     the same stream of batches), so every step is an update on something to learn. Refusing
@@ -312,23 +321,23 @@ def train(config: SchemeConfig) -> TrainResult[SchemeModel, SchemeConfig]:
 
     Raises:
         ValueError: :data:`_MAX_DRAWS` batches in a row held no marker (a rate far too low for
-            the batch), or a step's scores would not fit in the machine's memory.
+            the batch), or a step's scores would not fit in the machine's memory; and as
+            :func:`~gptembed.optim.run_training`.
     """
     check_step_fits(config)
-    model = init_model(config)
-    initial = model.attention.embedding.position_embeddings.copy()
-    data_rng = batches_rng(seed=config.seed)
 
-    def step(inputs: NDArray[np.intp], targets: NDArray[np.intp]) -> tuple[float, dict]:
+    def step(
+        model: SchemeModel, inputs: NDArray[np.intp], targets: NDArray[np.intp]
+    ) -> tuple[float, dict]:
         loss, grads = loss_and_grads(model, inputs, targets)
         if config.scheme in SHARED_ROW:
             rows = grads["position_embeddings"]  # (T, D)
             rows[:] = rows.sum(axis=0)
         return loss, grads
 
-    def draw() -> Batch:
+    def draw(seed: np.random.Generator) -> Batch:
         for _ in range(_MAX_DRAWS):
-            inputs, targets = make_batch(config, config.batch_size, config.seq_len, seed=data_rng)
+            inputs, targets = make_batch(config, config.batch_size, config.seq_len, seed=seed)
             if (targets != IGNORE).any():
                 return inputs, targets
         raise ValueError(
@@ -337,15 +346,8 @@ def train(config: SchemeConfig) -> TrainResult[SchemeModel, SchemeConfig]:
             "marker_rate, batch_size or seq_len"
         )
 
-    losses = fit(
-        model.attention.parameters(),
-        step,
-        draw,
-        config.steps,
-        config.learning_rate,
-        frozen=("position_embeddings",) if config.scheme == "sinusoidal" else (),
-    )
-    return TrainResult(model, losses, initial, config)
+    fixed = ("position_embeddings",) if config.scheme == "sinusoidal" else ()
+    return run_training(config, model, init_model, step, draw, frozen=(*fixed, *frozen))
 
 
 def at_length(

@@ -376,3 +376,17 @@ def test_sizes_too_large_for_memory_are_refused_by_name() -> None:
         make_batch(tiny("learned"), 10**12, 8)
     with pytest.raises(ValueError, match="n_sequences 1,000,000,000,000 x seq_len 8"):
         make_batch(tiny("learned", task="latest_marker", n_markers=2), 10**12, 8)
+
+
+def test_train_freezes_what_it_is_told_and_goes_through_the_one_training_loop() -> None:
+    """Issue 25: position_schemes trains through optim.run_training like the other models, and
+    chapter 10's frozen shared row is a call, not a hand-written loop."""
+    config = SchemeConfig(scheme="rotary", steps=5)
+    frozen = train(config, frozen=("position_embeddings",)).model
+    assert not frozen.embedding.position_embeddings.any()  # the shared row stayed at zero
+    trained = train(config).model
+    assert trained.embedding.position_embeddings.any()
+    again = train(config, init_model(config))  # from a fresh model: the same run
+    np.testing.assert_array_equal(again.losses, train(config).losses)
+    with pytest.raises(ValueError, match=r"frozen name 'wq' is not a parameter"):
+        train(config, frozen=("wq",))

@@ -93,3 +93,27 @@ def test_no_two_public_classes_share_a_name() -> None:
             modules.setdefault(name, []).append(module)
     shared = {name: found for name, found in modules.items() if len(found) > 1}
     assert not shared, f"one name, several classes: {shared}"
+
+
+MODEL_MODULES = ("readout", "attention_model", "position_schemes", "gpt")
+"""The four modules that train a model: each has the same verbs with the same leading shape."""
+
+
+@pytest.mark.parametrize("name", MODEL_MODULES)
+def test_every_model_module_has_the_verbs_in_one_shape(name: str) -> None:
+    """Issue 25: init_model(config), loss_and_grads(model, inputs, targets) and
+    train(config, ..., model=None) returning a TrainResult, in all four model modules (gpt's
+    train takes the text to cut windows from before the model)."""
+    module = importlib.import_module(f"gptembed.{name}")
+
+    def params(verb: str) -> list[inspect.Parameter]:
+        return list(inspect.signature(getattr(module, verb)).parameters.values())
+
+    assert [p.name for p in params("init_model")] == ["config"]
+    grads = inspect.signature(module.loss_and_grads)
+    assert [p.name for p in params("loss_and_grads")] == ["model", "inputs", "targets"]
+    assert grads.return_annotation.startswith("tuple[float, dict[str, ")
+    train = {p.name: p for p in params("train")}
+    assert next(iter(train)) == "config"
+    assert "model" in train and train["model"].default is None
+    assert inspect.signature(module.train).return_annotation.startswith("TrainResult")

@@ -23,11 +23,11 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
-from typing import TypeVar
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from ._arrays import flat_rows
 from ._checks import (
     as_generator,
     as_real_array,
@@ -51,8 +51,6 @@ from .optim import (
     run_training,
     weights_rng,
 )
-
-_Float = TypeVar("_Float", bound=np.floating)
 
 IGNORE = -1
 """Target id of a position that has no target (the first ``offset`` positions); no loss there."""
@@ -295,14 +293,14 @@ def _masked_softmax(scores: NDArray[np.float64], allowed: NDArray[np.bool_]) -> 
     return weights / np.where(sums > 0, sums, 1.0)
 
 
-def _project(
+def project(
     model: AttentionModel, x: NDArray[np.floating]
 ) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
     """Queries, keys and values ``(B, T, H)`` of embedded inputs ``(B, T, D)``."""
     return x @ model.w_query, x @ model.w_key, x @ model.w_value
 
 
-def _scores(
+def head_scores(
     model: AttentionModel, q: NDArray[np.float64], k: NDArray[np.float64]
 ) -> NDArray[np.float64]:
     """``q k^T / sqrt(H)``: ``(B, Tq, Tk)`` for queries ``(B, Tq, H)`` and keys ``(B, Tk, H)``."""
@@ -357,9 +355,9 @@ def forward(
         s = None if s is None else s[None]
     n_seq = len(ids)
     x = model.embedding.forward(ids, start_pos, position_ids=position_ids)  # (B, T, D)
-    q, k, v = _project(model, x)  # (B, T, H) each
+    q, k, v = project(model, x)  # (B, T, H) each
     if s is None:
-        s = _scores(model, q, k)  # (B, T, T)
+        s = head_scores(model, q, k)  # (B, T, T)
     allowed = _allowed(seq_len, mask, n_seq)
     probs = _masked_softmax(s, allowed)
     out, logits = _read_out(model, probs, v)
@@ -397,11 +395,6 @@ def _masked_loss(
     return loss, dlogits
 
 
-def _flat(a: NDArray[_Float]) -> NDArray[_Float]:
-    """``(B, T, N)`` as ``(B*T, N)``: a sum over batch and time becomes one matrix product."""
-    return a.reshape(-1, a.shape[-1])
-
-
 def loss_and_grads(
     model: AttentionModel, inputs: ArrayLike, targets: ArrayLike
 ) -> tuple[float, dict[str, NDArray[np.floating]]]:
@@ -415,10 +408,10 @@ def loss_and_grads(
     ids = model.embedding.check_ids(inputs)
     if ids.ndim != 2:
         raise ValueError(f"inputs must have shape (B, T), got {ids.shape}")
-    return _backward(model, forward(model, ids), ids, targets)
+    return backward_from(model, forward(model, ids), ids, targets)
 
 
-def _backward(
+def backward_from(
     model: AttentionModel,
     f: Forward,
     ids: NDArray[np.intp],
@@ -432,7 +425,7 @@ def _backward(
     ones, and it maps gradients ``(B, T, H)`` with respect to them back to the projections'.
     """
     loss, dlogits = _masked_loss(f.logits, targets)  # (B, T, V)
-    grad_out = _flat(f.out).T @ _flat(dlogits)  # (H, V)
+    grad_out = flat_rows(f.out).T @ flat_rows(dlogits)  # (H, V)
     grad_b = dlogits.sum(axis=(0, 1))
     dout = dlogits @ model.w_out.T  # (B, T, H)
     dprobs = dout @ f.v.swapaxes(-1, -2)  # (B, T, T)
@@ -447,8 +440,10 @@ def _backward(
     dx = dq @ model.w_query.T + dk @ model.w_key.T + dv @ model.w_value.T  # (B, T, D)
     # the tables' gradients, keyed as parameters() keys the tables: (V, D) and (T, D)
     grads = dict(zip(model.embedding.parameters(), model.embedding.backward(dx, ids), strict=True))
-    x_t = _flat(f.x).T  # (D, B*T)
-    grads.update(w_query=x_t @ _flat(dq), w_key=x_t @ _flat(dk), w_value=x_t @ _flat(dv))
+    x_t = flat_rows(f.x).T  # (D, B*T)
+    grads.update(
+        w_query=x_t @ flat_rows(dq), w_key=x_t @ flat_rows(dk), w_value=x_t @ flat_rows(dv)
+    )
     grads.update(w_out=grad_out, b_out=grad_b)
     return loss, grads
 
@@ -699,13 +694,13 @@ def cached_forward(
                 f"the cache holds {shapes[0][0]} sequences, got ids for {ids.shape[0]}"
             )
     x = model.embedding.forward(ids, start)  # (B, n, D)
-    q, k, v = _project(model, x)  # (B, n, H) each
+    q, k, v = project(model, x)  # (B, n, H) each
     if cache is not None:
         k = np.concatenate([cache.keys, k], axis=1)  # (B, past + n, H)
         v = np.concatenate([cache.values, v], axis=1)
     n_new = ids.shape[1]
     allowed = np.tri(n_new, past + n_new, k=past, dtype=bool)  # new id r sees keys <= past + r
-    s = _scores(model, q, k)  # (B, n, past + n)
+    s = head_scores(model, q, k)  # (B, n, past + n)
     probs = _masked_softmax(s, np.broadcast_to(allowed, s.shape))
     _, logits = _read_out(model, probs, v)
     return logits, KVCache(k, v)

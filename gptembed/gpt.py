@@ -32,6 +32,7 @@ from typing import IO, Any, TypeAlias
 import numpy as np
 from numpy.typing import ArrayLike, DTypeLike, NDArray
 
+from ._arrays import flat_rows
 from ._checks import (
     as_real_array,
     check_fits_in_memory,
@@ -45,7 +46,7 @@ from ._checks import (
 from ._npz import check_stored, read_stored, save_npz
 from ._npz import npz_path as npz_path  # public here: the tools check their --out with it
 from .attention_cost import attention_scores_bytes
-from .attention_model import ScoreTerms, _flat, scored_positions
+from .attention_model import ScoreTerms, scored_positions
 from .corpus import VOCAB_SIZE, random_windows
 from .embedding import INIT_STD, GPTStyleEmbedding
 from .models import gpt_parameter_count
@@ -441,8 +442,8 @@ class _BlockBackward:
     def affine(self, x: Floats, weight: str, bias: str, dout: Floats) -> Floats:
         """Back through ``out = x @ w + b`` (``x`` ``(B, T, N)``, ``w`` ``(N, M)``), the block's
         arrays named ``weight`` and ``bias``."""
-        self.grads[weight][self.layer] = _flat(x).T @ _flat(dout)
-        self.grads[bias][self.layer] = _flat(dout).sum(axis=0)
+        self.grads[weight][self.layer] = flat_rows(x).T @ flat_rows(dout)
+        self.grads[bias][self.layer] = flat_rows(dout).sum(axis=0)
         return _linear(dout, getattr(self.model, weight)[self.layer].T)
 
     def attention(self, dout: Floats) -> Floats:
@@ -552,7 +553,7 @@ def loss_and_grads(
     dlogits = np.zeros(f.logits.shape, dtype=model.embedding.dtype)  # (B, T, V)
     dlogits[scored] = dscored
     wte = model.embedding.token_embeddings
-    grad_head = _flat(dlogits).T @ _flat(f.final)  # (V, D)
+    grad_head = flat_rows(dlogits).T @ flat_rows(f.final)  # (V, D)
     dx, grad_lnf_gain, grad_lnf_bias = _layer_norm_backward(
         _linear(dlogits, wte), f.lnf, model.lnf_gain
     )

@@ -45,11 +45,11 @@ from .attention_model import (
     AttentionConfig,
     AttentionModel,
     Forward,
-    _backward,
-    _project,
-    _scores,
+    backward_from,
     check_step_fits,
+    head_scores,
     make_lookback,
+    project,
 )
 from .attention_model import forward as attention_forward
 from .attention_model import init_model as init_attention
@@ -236,11 +236,11 @@ def forward(model: SchemeModel, token_ids: ArrayLike, *, window: int | None = No
     attention, config = model.attention, model.config
     ids = attention.embedding.check_ids(token_ids)  # (T,) or (B, T)
     seq_len = ids.shape[-1]
-    q, k, _ = _project(attention, attention.embedding.forward(ids))  # (..., T, H) each
+    q, k, _ = project(attention, attention.embedding.forward(ids))  # (..., T, H) each
     # An empty sequence (T = 0) has no position to rotate or bias: its result is empty.
     if config.scheme == "rotary" and seq_len:
         q, k = rotate(q, config.rotary_base), rotate(k, config.rotary_base)
-    scores = _scores(attention, q, k)  # (..., T, T)
+    scores = head_scores(attention, q, k)  # (..., T, T)
     if config.scheme == "alibi" and seq_len:
         scores = scores + linear_bias(seq_len, config.alibi_slope)
     if window is not None:
@@ -274,7 +274,7 @@ def loss_and_grads(
         def rotate_back(grad: NDArray[np.float64]) -> NDArray[np.float64]:
             return rotate(grad, base, inverse=True)
 
-    return _backward(model.attention, forward(model, ids), ids, targets, rotate_back)
+    return backward_from(model.attention, forward(model, ids), ids, targets, rotate_back)
 
 
 def make_batch(

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import ast
 import importlib
 import inspect
 import pkgutil
 from collections.abc import Callable, Iterator
+from pathlib import Path
 
 import pytest
 
@@ -117,3 +119,17 @@ def test_every_model_module_has_the_verbs_in_one_shape(name: str) -> None:
     assert next(iter(train)) == "config"
     assert "model" in train and train["model"].default is None
     assert inspect.signature(module.train).return_annotation.startswith("TrainResult")
+
+
+def test_no_module_imports_another_modules_private_name() -> None:
+    """Issue 25: a name with a leading underscore stays in its module; what several modules share
+    is public there, or lives in a private module (``_checks``, ``_npz``, ``_arrays``)."""
+    found = []
+    for path in sorted(Path(gptembed.__file__).parent.glob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and node.level == 1 and node.module:
+                if node.module.startswith("_"):
+                    continue
+                private = [alias.name for alias in node.names if alias.name.startswith("_")]
+                found += [f"{path.name}: from .{node.module} import {name}" for name in private]
+    assert not found, found

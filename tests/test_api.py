@@ -133,3 +133,26 @@ def test_no_module_imports_another_modules_private_name() -> None:
                 private = [alias.name for alias in node.names if alias.name.startswith("_")]
                 found += [f"{path.name}: from .{node.module} import {name}" for name in private]
     assert not found, found
+
+
+def test_contributings_layer_picture_matches_the_imports() -> None:
+    """CONTRIBUTING.md's map puts every module in a layer; each imports only from layers below."""
+    text = (Path(gptembed.__file__).parent.parent / "CONTRIBUTING.md").read_text(encoding="utf-8")
+    picture = text.split("```text\n", 1)[1].split("```", 1)[0]
+    layer = {
+        name: int(line.split()[0])
+        for line in picture.splitlines()
+        for name in line.split()[1:]
+        if name.isidentifier()
+    }
+    modules = {p.stem: p for p in Path(gptembed.__file__).parent.glob("*.py")}
+    assert set(modules) - {"__init__"} == set(layer), "every module in the picture, once"
+    upward = [
+        f"{name} ({layer[name]}) imports {node.module} ({layer[node.module]})"
+        for name, path in modules.items()
+        if name != "__init__"
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+        if isinstance(node, ast.ImportFrom) and node.level == 1 and node.module
+        if layer[node.module] >= layer[name]
+    ]
+    assert not upward, upward

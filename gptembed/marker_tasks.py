@@ -60,10 +60,10 @@ def make_latest_marker(
     kinds = rng.integers(n_markers, size=shape)
     filler = rng.integers(n_markers, vocab_size, size=shape)
     inputs = np.where(is_marker, kinds, filler).astype(np.intp)  # (B, T)
-    where = np.where(is_marker, np.arange(seq_len), -1)  # (B, T): a marker's own index, else -1
-    latest = np.maximum.accumulate(where, axis=1)  # (B, T): index of the latest marker so far
-    picked = np.take_along_axis(inputs, np.maximum(latest, 0), axis=1)
-    return inputs, np.where(latest >= 0, picked, IGNORE).astype(np.intp)
+    back = latest_marker_distance(inputs, n_markers)  # (B, T); IGNORE before the first marker
+    latest = np.arange(seq_len) - np.maximum(back, 0)  # (B, T): where the answer sits
+    picked = np.take_along_axis(inputs, latest, axis=1)
+    return inputs, np.where(back >= 0, picked, IGNORE).astype(np.intp)
 
 
 def latest_marker_distance(inputs: ArrayLike, n_markers: int) -> NDArray[np.intp]:

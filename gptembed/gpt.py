@@ -34,14 +34,12 @@ from numpy.typing import ArrayLike, DTypeLike, NDArray
 
 from ._arrays import flat_rows
 from ._checks import (
-    as_real_array,
     check_fits_in_memory,
     check_float,
     check_float_dtype,
     check_in_range,
     check_int,
     check_integer_array,
-    check_targets,
 )
 from ._npz import check_stored, read_stored, save_npz
 from ._npz import npz_path as npz_path  # public here: the tools check their --out with it
@@ -60,6 +58,7 @@ from .optim import (
     start_from,
     weights_rng,
 )
+from .optim import losses_of_logits as losses_of_logits  # public here, as chapter 9 reads it
 
 Floats: TypeAlias = NDArray[np.floating]
 """An array in the model's dtype: float32 to train, float64 to check gradients and to measure."""
@@ -586,22 +585,6 @@ def token_losses(
     """
     z = logits(model, inputs, start_pos, position_ids=position_ids)
     return losses_of_logits(z, targets)
-
-
-def losses_of_logits(logits: ArrayLike, targets: ArrayLike) -> NDArray[np.float64]:
-    """Cross-entropy (nats) of each row of ``(..., V)`` logits against ``(...)`` target ids.
-
-    Raises:
-        TypeError: logits that are not real numbers (complex, bool, strings), or targets that
-            are not integers.
-        ValueError: targets of another shape than the logits without their last axis, or a
-            target outside ``[0, V)``.
-    """
-    z = as_real_array("logits", logits)
-    y = check_targets(targets, z.shape[:-1], z.shape[-1], like="the inputs' shape")
-    top = z.max(axis=-1, keepdims=True)
-    log_norm = np.log(np.exp(z - top).sum(axis=-1)) + top[..., 0]  # (...)
-    return log_norm - np.take_along_axis(z, y[..., None], axis=-1)[..., 0]
 
 
 def evaluate(

@@ -55,6 +55,28 @@ def cross_entropy(logits: ArrayLike, targets: ArrayLike) -> tuple[float, NDArray
     return float(-picked.sum() / n), probs.reshape(z.shape)
 
 
+def losses_of_logits(
+    logits: ArrayLike, targets: ArrayLike, *, ignore: int | None = None
+) -> NDArray[np.float64]:
+    """Cross-entropy (nats) of each row of ``(..., V)`` logits against ``(...)`` target ids: one
+    loss per prediction, where :func:`cross_entropy` gives their mean. A target equal to
+    ``ignore`` is not scored: its loss is ``nan``.
+
+    Raises:
+        TypeError: logits that are not real numbers (complex, bool, strings), or targets that
+            are not integers.
+        ValueError: targets of another shape than the logits without their last axis, or a
+            target outside ``[0, V)`` that is not ``ignore``.
+    """
+    z = as_real_array("logits", logits)
+    y = check_targets(targets, z.shape[:-1], z.shape[-1], like="the inputs' shape", ignore=ignore)
+    picked = y if ignore is None else np.where(y == ignore, 0, y)
+    top = z.max(axis=-1, keepdims=True)
+    log_norm = np.log(np.exp(z - top).sum(axis=-1)) + top[..., 0]  # (...)
+    losses = log_norm - np.take_along_axis(z, picked[..., None], axis=-1)[..., 0]
+    return losses if ignore is None else np.where(y == ignore, np.nan, losses)
+
+
 class Evaluation(NamedTuple):
     """What a toy model's ``evaluate`` returns: how it does on held-out ids, with no update.
 

@@ -55,7 +55,7 @@ from .attention_model import forward as attention_forward
 from .attention_model import init_model as init_attention
 from .embedding import Extension, GPTStyleEmbedding
 from .marker_tasks import check_marker_count, check_marker_rate, make_latest_marker
-from .optim import Batch, TrainResult, cross_entropy, run_training
+from .optim import Batch, TrainResult, cross_entropy, losses_of_logits, run_training
 from .positions import sinusoidal_table
 
 Scheme = Literal["learned", "sinusoidal", "rotary", "alibi", "none"]
@@ -428,13 +428,7 @@ def token_losses(
             that is not IGNORE; and as :func:`forward`.
     """
     logits = forward(model, inputs, window=window).logits  # (..., T, V)
-    shape, n_classes = logits.shape[:-1], logits.shape[-1]
-    y = check_targets(targets, shape, n_classes, like="the inputs' shape", ignore=IGNORE)
-    shifted = logits - logits.max(axis=-1, keepdims=True)
-    log_probs = shifted - np.log(np.exp(shifted).sum(axis=-1, keepdims=True))
-    scored = y != IGNORE
-    picked = np.take_along_axis(log_probs, np.where(scored, y, 0)[..., None], axis=-1)[..., 0]
-    return np.where(scored, -picked, np.nan)
+    return losses_of_logits(logits, targets, ignore=IGNORE)
 
 
 def losses_by_length(

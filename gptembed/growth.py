@@ -91,14 +91,20 @@ def save_growth(path: str | os.PathLike[str], curves: GrowthCurves) -> None:
     Raises:
         ValueError: as :func:`~gptembed._npz.npz_path`.
     """
-    header = {"config": asdict(curves.config), "trained_len": curves.trained_len}
-    arrays: dict[str, Any] = {"steps": curves.steps}
+    header = {
+        "config": asdict(curves.config),
+        "trained_len": curves.trained_len,
+        "info": curves.info,
+    }
+    arrays: dict[str, Any] = {
+        "header": np.array(json.dumps(header, sort_keys=True)),
+        "steps": curves.steps,
+    }
     for method in curves.old:
         arrays[f"old_{method}"] = curves.old[method]
         arrays[f"new_{method}"] = curves.new[method]
         arrays[f"losses_{method}"] = curves.losses[method]
-    header["info"] = curves.info
-    save_npz(path, {"header": np.array(json.dumps(header, sort_keys=True)), **arrays})
+    save_npz(path, arrays)
 
 
 def load_growth(file: str | os.PathLike[str] | IO[bytes]) -> GrowthCurves:

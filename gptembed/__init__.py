@@ -10,6 +10,9 @@ The package is a set of rooms, one idea each (numpy only, except :mod:`gptembed.
 - :mod:`gptembed.records`: the toy data, record streams whose layout is set by position.
 - :mod:`gptembed.optim`: cross-entropy, evaluation, Adam and the training run the toy models share.
 - :mod:`gptembed.readout`: the read-out model (embedding plus one linear map) and its training.
+- :mod:`gptembed.lookback`: the toy task that only position can solve: copy the id k back.
+- :mod:`gptembed.attention_terms`: a head's scores split into token and position terms, and
+  a head's profile by lag.
 - :mod:`gptembed.attention_model`: a one-head causal attention toy that must use position.
 - :mod:`gptembed.windows`: reading a stream longer than the window, as nanoGPT's generate does.
 - :mod:`gptembed.corpus`: real text that ships with the package, and windows cut from it.

@@ -1,8 +1,7 @@
 """A one-head causal attention model that must use position: copy the token ``offset`` places back.
 
-The task: ids drawn uniformly at random, and at every position ``t >= offset`` the target is the id
-at ``t - offset``. Random ids say nothing about where they sit, so only the position rows can tell
-the head which key lies ``offset`` places back. The model, for ids ``(B, T)``::
+It is trained on the lookback task (:mod:`gptembed.lookback`): random ids, so only the position
+rows can tell the head which key lies ``offset`` places back. The model, for ids ``(B, T)``::
 
     x = wte[ids] + wpe[0:T]                       # (B, T, D)
     q, k, v = x @ W_q, x @ W_k, x @ W_v           # (B, T, H) each
@@ -11,7 +10,8 @@ the head which key lies ``offset`` places back. The model, for ids ``(B, T)``::
     logits = (p @ v) @ W_o + b                    # (B, T, V)
 
 No residual path and no MLP: the only way a prediction at ``t`` can see another token is the head.
-With ``x_i = tok_i + pos_i`` the score splits into four terms (:func:`score_terms`)::
+With ``x_i = tok_i + pos_i`` the score splits into four terms (:func:`score_terms`, into a
+:class:`~gptembed.attention_terms.ScoreTerms`)::
 
     s_ij = (tok_i W_q)(tok_j W_k)^T + (tok_i W_q)(pos_j W_k)^T
          + (pos_i W_q)(tok_j W_k)^T + (pos_i W_q)(pos_j W_k)^T      (each / sqrt(H))
@@ -29,19 +29,15 @@ from numpy.typing import ArrayLike, NDArray
 
 from ._arrays import flat_rows
 from ._checks import (
-    as_generator,
     as_real_array,
-    check_batch_fits,
     check_fits_in_memory,
-    check_in_range,
     check_int,
-    check_int_in_range,
-    check_integer_array,
-    check_targets,
     check_type,
 )
 from .attention_cost import attention_scores_bytes
+from .attention_terms import ScoreTerms
 from .embedding import INIT_STD, GPTStyleEmbedding
+from .lookback import check_offset, make_lookback
 from .optim import (
     ArrayModel,
     Evaluation,
@@ -49,11 +45,9 @@ from .optim import (
     TrainResult,
     cross_entropy,
     run_training,
+    scored_positions,
     weights_rng,
 )
-
-IGNORE = -1
-"""Target id of a position that has no target (the first ``offset`` positions); no loss there."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -79,21 +73,7 @@ class AttentionConfig(RunConfig):
     def __post_init__(self) -> None:
         super().__post_init__()
         self._check(check_int, "vocab_size", "seq_len", "embed_dim", "head_dim")
-        self._keep("offset", _check_offset(self.offset, self.seq_len))
-
-
-def _check_offset(offset: int, seq_len: int) -> int:
-    """``offset`` as an ``int`` in ``[1, seq_len - 1]`` (``seq_len`` already checked).
-
-    Raises:
-        TypeError, ValueError: ``offset`` is not such an integer, or ``seq_len < 2``, which
-            leaves no room for one.
-    """
-    if seq_len < 2:
-        raise ValueError(
-            f"seq_len must be at least 2 for an offset of 1 or more to fit, got {seq_len}"
-        )
-    return check_int_in_range("offset", offset, 1, seq_len - 1)
+        self._keep("offset", check_offset(self.offset, self.seq_len))
 
 
 def check_step_fits(config: AttentionConfig) -> None:
@@ -103,93 +83,6 @@ def check_step_fits(config: AttentionConfig) -> None:
         f"{config.seq_len**2:,} in float64,",
         attention_scores_bytes(config.seq_len, 1, 1, config.batch_size, 8),
     )
-
-
-def make_lookback(
-    n_sequences: int,
-    seq_len: int,
-    vocab_size: int,
-    offset: int,
-    *,
-    seed: int | np.random.Generator = 0,
-) -> tuple[NDArray[np.intp], NDArray[np.intp]]:
-    """Random ids and their targets: ``targets[:, t] = inputs[:, t - offset]``, else :data:`IGNORE`.
-
-    Returns:
-        ``(inputs, targets)``, both ``(B, T)``; ``targets[:, :offset]`` is :data:`IGNORE`.
-
-    Raises:
-        TypeError, ValueError: a size that is not a positive integer, ``offset`` not in
-            ``[1, seq_len - 1]``, a batch too large for memory, or a seed that is not an
-            integer >= 0 or a Generator.
-    """
-    n_sequences = check_int("n_sequences", n_sequences)
-    seq_len = check_int("seq_len", seq_len)
-    vocab_size = check_int("vocab_size", vocab_size)
-    offset = _check_offset(offset, seq_len)
-    check_batch_fits(n_sequences, seq_len)
-    rng = as_generator(seed)
-    inputs = rng.integers(vocab_size, size=(n_sequences, seq_len)).astype(np.intp)
-    targets = np.full_like(inputs, IGNORE)
-    targets[:, offset:] = inputs[:, :-offset]
-    return inputs, targets
-
-
-def order_blind_floor(vocab_size: int, seq_len: int, offset: int) -> float:
-    """The lowest mean loss (nats) of a model that sees the query id and the *set* of earlier ids.
-
-    Such a model (one head reading token rows only, with no position rows, is one) cannot tell
-    which earlier id sits ``offset`` back. At query ``t`` the target is one of the ``t`` earlier
-    ids, exchangeable, so the best guess for id ``v`` is (its count among them) / ``t``. The
-    target's own count is ``1 + Binomial(t - 1, 1/V)``, giving the expected loss
-    ``E[ln t - ln(1 + Binomial(t - 1, 1/V))]``, averaged over ``t = offset .. T-1``.
-    """
-    vocab_size = check_int("vocab_size", vocab_size)
-    seq_len = check_int("seq_len", seq_len)
-    offset = _check_offset(offset, seq_len)
-    p = 1.0 / vocab_size
-    losses = []
-    for t in range(offset, seq_len):
-        n = t - 1  # the other earlier ids, besides the target
-        counts = np.arange(n + 1)
-        log_pmf = np.array(
-            [math.lgamma(n + 1) - math.lgamma(c + 1) - math.lgamma(n - c + 1) for c in counts]
-        )
-        if p < 1.0:
-            log_pmf += counts * math.log(p) + (n - counts) * math.log1p(-p)
-        else:  # V == 1: every earlier id is the target
-            log_pmf = np.where(counts == n, 0.0, -np.inf)
-        losses.append(float(np.sum(np.exp(log_pmf) * (math.log(t) - np.log1p(counts)))))
-    return float(np.mean(losses))
-
-
-def order_blind_probs(inputs: ArrayLike, vocab_size: int, offset: int) -> NDArray[np.float64]:
-    """The best order-blind model's probabilities on ids ``(B, T)``: what :func:`order_blind_floor`
-    is the expected loss of.
-
-    At query ``t >= offset`` the probability of id ``v`` is its count among the ids at positions
-    ``0 .. t-1``, divided by ``t``. Its argmax (the most frequent earlier id, the lowest id on a
-    tie) is the best order-blind guess. Rows ``t < offset`` have no target; they are uniform.
-
-    Returns:
-        ``(B, T, V)`` probabilities; each row sums to 1.
-
-    Raises:
-        TypeError, ValueError: ids that are not a 2-D array of integers in ``[0, V)``, or an
-            ``offset`` outside ``[1, T - 1]``.
-    """
-    vocab_size = check_int("vocab_size", vocab_size)
-    ids = check_integer_array("inputs", inputs, vocab_size)
-    if ids.ndim != 2:
-        raise ValueError(f"inputs must have shape (B, T), got {ids.shape}")
-    check_in_range("id", ids, vocab_size, "ids")
-    seq_len = ids.shape[1]
-    offset = _check_offset(offset, seq_len)
-    seen = np.cumsum(np.eye(vocab_size)[ids], axis=1)  # (B, T, V): counts at positions 0..t
-    probs = np.full((*ids.shape, vocab_size), 1.0 / vocab_size)
-    earlier = np.arange(offset, seq_len)  # queries t; their earlier ids are 0 .. t-1
-    probs[:, offset:] = seen[:, earlier - 1] / earlier[:, None]
-    return probs
 
 
 @dataclass
@@ -368,22 +261,6 @@ def forward(
     return result
 
 
-def scored_positions(logits: NDArray[np.floating], targets: ArrayLike) -> NDArray[np.bool_]:
-    """Where ``targets`` (the ids' shape) is not :data:`IGNORE`: the positions that are scored.
-
-    Raises:
-        TypeError: targets that are not integers.
-        ValueError: targets of another shape, a target outside ``[0, V)`` that is not IGNORE,
-            or no position to score.
-    """
-    shape, n_classes = logits.shape[:-1], logits.shape[-1]
-    y = check_targets(targets, shape, n_classes, like="the ids' shape", ignore=IGNORE)
-    scored = y != IGNORE
-    if not scored.any():
-        raise ValueError(f"every target is IGNORE ({IGNORE}): there is nothing to score")
-    return scored
-
-
 def _masked_loss(
     logits: NDArray[np.float64], targets: ArrayLike
 ) -> tuple[float, NDArray[np.float64]]:
@@ -400,7 +277,7 @@ def loss_and_grads(
 ) -> tuple[float, dict[str, NDArray[np.floating]]]:
     """Mean cross-entropy over the scored positions of ``(B, T)`` inputs, and every gradient.
 
-    Targets equal to :data:`IGNORE` are not scored.
+    Targets equal to :data:`~gptembed.optim.IGNORE` are not scored.
 
     Returns:
         ``(loss, grads)``; ``grads`` has the keys and shapes of :meth:`AttentionModel.parameters`.
@@ -478,60 +355,11 @@ def evaluate(
     """Mean cross-entropy (nats) and accuracy of the argmax over the scored positions.
 
     ``start_pos`` and ``scores`` are passed to :func:`forward`; no update. Targets equal to
-    :data:`IGNORE` are not scored.
+    :data:`~gptembed.optim.IGNORE` are not scored.
     """
     logits = forward(model, inputs, start_pos, scores=scores).logits
     scored = scored_positions(logits, targets)
     return Evaluation.of(logits[scored], np.asarray(targets)[scored])
-
-
-@dataclass
-class ScoreTerms:
-    """The four terms of a head's scores, each ``(..., T, T)`` and scaled by ``1 / sqrt(H)``.
-
-    Query ``i`` is the row, key ``j`` the column; ``x_i = tok_i + pos_i``.
-
-    Attributes:
-        token_token: ``(tok_i W_q)(tok_j W_k)^T``.
-        token_position: ``(tok_i W_q)(pos_j W_k)^T``: the query's token meets the key's position.
-        position_token: ``(pos_i W_q)(tok_j W_k)^T``: the query's position meets the key's token.
-        position_position: ``(pos_i W_q)(pos_j W_k)^T``; the same for every sequence.
-    """
-
-    token_token: NDArray[np.float64]
-    token_position: NDArray[np.float64]
-    position_token: NDArray[np.float64]
-    position_position: NDArray[np.float64]
-
-    def as_dict(self) -> dict[str, NDArray[np.float64]]:
-        """The four terms by name, in the order above."""
-        return dict(vars(self))
-
-    def total(self) -> NDArray[np.float64]:
-        """Their sum: the head's scores (up to rounding)."""
-        return self.token_token + self.token_position + self.position_token + self.position_position
-
-    @classmethod
-    def from_parts(
-        cls,
-        query_token: NDArray[np.floating],
-        query_position: NDArray[np.floating],
-        key_token: NDArray[np.floating],
-        key_position: NDArray[np.floating],
-        scale: float,
-    ) -> ScoreTerms:
-        """The four products of queries ``q = query_token + query_position`` and keys
-        ``k = key_token + key_position`` (each ``(..., T, H)``), times ``scale``."""
-
-        def term(q: NDArray[np.floating], k: NDArray[np.floating]) -> NDArray[np.float64]:
-            return q @ k.swapaxes(-1, -2) * scale
-
-        return cls(
-            term(query_token, key_token),
-            term(query_token, key_position),
-            term(query_position, key_token),
-            term(query_position, key_position),
-        )
 
 
 def score_terms(
@@ -557,88 +385,6 @@ def score_terms(
     w_q, w_k = model.w_query, model.w_key
     scale = 1.0 / math.sqrt(model.head_dim)
     return ScoreTerms.from_parts(tok @ w_q, pos @ w_q, tok @ w_k, pos @ w_k, scale)
-
-
-def term_spread(terms: ScoreTerms) -> dict[str, float]:
-    """How much each term, and their total, varies across the keys a query may attend to.
-
-    Softmax ignores whatever is constant along a query's row, so what moves attention is a
-    term's spread across the keys ``j <= i``. For each term: the variance over ``j <= i``,
-    averaged over the queries ``i >= 1`` (and over the sequences of a batch).
-
-    Returns:
-        The four names of :meth:`ScoreTerms.as_dict` and ``"total"``, each a variance.
-
-    Raises:
-        ValueError: the terms are for fewer than 2 positions.
-    """
-    named = {**terms.as_dict(), "total": terms.total()}
-    seq_len = named["total"].shape[-1]
-    if seq_len < 2:
-        raise ValueError(
-            f"term_spread needs at least 2 positions, got {seq_len}: a query must have two "
-            "keys for a term to spread over"
-        )
-    spread = {}
-    for name, term in named.items():
-        rows = [term[..., i, : i + 1].var(axis=-1).mean() for i in range(1, seq_len)]
-        spread[name] = float(np.mean(rows))
-    return spread
-
-
-def _lag_diagonals(array: NDArray[np.float64], n_lags: int) -> list[NDArray[np.float64]]:
-    """``array[..., i, i - lag]`` over the queries ``i >= lag``, for ``lag = 0 .. n_lags - 1``:
-    each a ``(..., T - lag)`` view of a ``(..., T, T)`` array (query ``i`` down, key ``j``
-    across)."""
-    return [np.diagonal(array, -lag, axis1=-2, axis2=-1) for lag in range(n_lags)]
-
-
-def mean_by_lag(scores: ArrayLike) -> NDArray[np.float64]:
-    """``(T,)`` mean of ``scores[..., i, i - lag]`` for ``lag = 0 .. T-1``: what a head gives a key
-    ``lag`` places back, averaged over the queries ``i >= lag`` (and the sequences of a batch).
-
-    Args:
-        scores: ``(..., T, T)``, query ``i`` the row and key ``j`` the column, such as a term of
-            :func:`score_terms` or :attr:`Forward.probs`.
-
-    Raises:
-        ValueError: ``scores`` is not a stack of square matrices, or holds a NaN or inf at a key
-            a query may see (``j <= i``).
-    """
-    array = np.asarray(scores, dtype=np.float64)
-    if array.ndim < 2 or array.shape[-1] != array.shape[-2] or array.shape[-1] == 0:
-        raise ValueError(f"scores must have shape (..., T, T) with T >= 1, got {array.shape}")
-    seq_len = array.shape[-1]
-    lags = _lag_diagonals(array, seq_len)
-    for lag, values in enumerate(lags):
-        if not np.isfinite(values).all():
-            raise ValueError(f"scores hold a NaN or inf at lag {lag}: the mean would be too")
-    return np.array([values.mean() for values in lags])
-
-
-def attention_by_lag(probs: ArrayLike, max_lag: int) -> NDArray[np.float64]:
-    """The mean weight a query puts on the key ``lag`` places back, for ``lag = 0 .. max_lag``.
-
-    Args:
-        probs: ``(..., T, T)`` attention weights, query ``i`` down and key ``j`` across (a
-            :class:`~gptembed.gpt.BlockTrace`'s ``probs``).
-        max_lag: the largest lag, at most ``T - 1``.
-
-    Returns:
-        ``(..., max_lag + 1)``: at each lag the mean of ``probs[..., i, i - lag]`` over the
-        queries ``i >= lag``.
-
-    Raises:
-        ValueError: ``probs`` is not ``(..., T, T)``, or ``max_lag`` is not in ``[0, T - 1]``.
-    """
-    weights = np.asarray(probs, dtype=np.float64)
-    if weights.ndim < 2 or weights.shape[-1] != weights.shape[-2]:
-        raise ValueError(f"probs must have shape (..., T, T), got {weights.shape}")
-    seq_len = weights.shape[-1]
-    max_lag = check_int("max_lag", max_lag, minimum=0)
-    if max_lag >= seq_len:
-        raise ValueError(f"max_lag must be in [0, {seq_len - 1}], got {max_lag}")
-    return np.stack([d.mean(axis=-1) for d in _lag_diagonals(weights, max_lag + 1)], axis=-1)
 
 
 @dataclass

@@ -44,7 +44,7 @@ from ._checks import (
 from ._npz import check_stored, read_stored, save_npz
 from ._npz import npz_path as npz_path  # public here: the tools check their --out with it
 from .attention_cost import attention_scores_bytes
-from .attention_model import ScoreTerms, scored_positions
+from .attention_terms import ScoreTerms
 from .corpus import VOCAB_SIZE, random_windows
 from .embedding import INIT_STD, GPTStyleEmbedding
 from .models import gpt_parameter_count
@@ -55,6 +55,7 @@ from .optim import (
     TrainResult,
     cross_entropy,
     run_training,
+    scored_positions,
     start_from,
     weights_rng,
 )
@@ -536,7 +537,7 @@ def loss_and_grads(
     """Mean cross-entropy (nats) of ``(B, T)`` inputs against next-token targets, and every
     gradient, keyed and shaped as :meth:`GPT.parameters`.
 
-    A target equal to :data:`~gptembed.attention_model.IGNORE` is not scored: the mean is over
+    A target equal to :data:`~gptembed.optim.IGNORE` is not scored: the mean is over
     the other predictions, and the gradients are those of that mean (chapter 9 scores only the
     last position this way). The token table's gradient is the sum of two: as the input table
     and as the output head.

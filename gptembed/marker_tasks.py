@@ -20,7 +20,7 @@ from ._checks import (
     check_int_in_range,
     check_integer_array,
 )
-from .attention_model import IGNORE
+from .optim import IGNORE
 
 
 def make_latest_marker(
@@ -69,7 +69,7 @@ def make_latest_marker(
 def latest_marker_distance(inputs: ArrayLike, n_markers: int) -> NDArray[np.intp]:
     """How far back the latest marker at or before each position lies: the answer's distance.
 
-    0 where the position holds a marker itself; :data:`~gptembed.attention_model.IGNORE` (-1)
+    0 where the position holds a marker itself; :data:`~gptembed.optim.IGNORE` (-1)
     where no marker has come yet, which is where :func:`make_latest_marker` has no target. A
     position ``t`` at distance ``d >= 0`` has the target ``inputs[..., t - d]``.
 

@@ -19,6 +19,9 @@ from ._checks import (
 )
 from .embedding import GPTStyleEmbedding
 
+IGNORE = -1
+"""Target id of a position that has no target (the first ``offset`` positions); no loss there."""
+
 
 def cross_entropy(logits: ArrayLike, targets: ArrayLike) -> tuple[float, NDArray[np.float64]]:
     """Mean cross-entropy (nats) of ``(..., V)`` logits against ``(...)`` ids, and its gradient.
@@ -75,6 +78,22 @@ def losses_of_logits(
     log_norm = np.log(np.exp(z - top).sum(axis=-1)) + top[..., 0]  # (...)
     losses = log_norm - np.take_along_axis(z, picked[..., None], axis=-1)[..., 0]
     return losses if ignore is None else np.where(y == ignore, np.nan, losses)
+
+
+def scored_positions(logits: NDArray[np.floating], targets: ArrayLike) -> NDArray[np.bool_]:
+    """Where ``targets`` (the ids' shape) is not :data:`IGNORE`: the positions that are scored.
+
+    Raises:
+        TypeError: targets that are not integers.
+        ValueError: targets of another shape, a target outside ``[0, V)`` that is not IGNORE,
+            or no position to score.
+    """
+    shape, n_classes = logits.shape[:-1], logits.shape[-1]
+    y = check_targets(targets, shape, n_classes, like="the ids' shape", ignore=IGNORE)
+    scored = y != IGNORE
+    if not scored.any():
+        raise ValueError(f"every target is IGNORE ({IGNORE}): there is nothing to score")
+    return scored
 
 
 class Evaluation(NamedTuple):

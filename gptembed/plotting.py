@@ -33,7 +33,7 @@ except ImportError as err:  # pragma: no cover - exercised in a subprocess by th
 
 from ._checks import check_float, check_int
 from .attention_cost import attention_scores_bytes, kv_cache_bytes
-from .attention_model import mean_by_lag
+from .attention_terms import mean_by_lag
 from .measure import format_bytes
 from .models import (
     MODELS,
@@ -681,7 +681,7 @@ def plot_score_terms_by_lag(
     """Each score term's mean against the lag ``i - j`` of the key behind the query, one line each.
 
     What a heatmap of the terms shows only faintly, drawn as lines: the mean of each term along
-    each lag ``0 .. T-1`` (:func:`~gptembed.attention_model.mean_by_lag`, over the queries
+    each lag ``0 .. T-1`` (:func:`~gptembed.attention_terms.mean_by_lag`, over the queries
     ``i >= lag`` and the sequences of a batch).
 
     Args:
@@ -692,7 +692,7 @@ def plot_score_terms_by_lag(
 
     Raises:
         ValueError: no terms, more than :func:`series_styles` can tell apart, or as
-            :func:`~gptembed.attention_model.mean_by_lag`.
+            :func:`~gptembed.attention_terms.mean_by_lag`.
     """
     _check_series("terms", terms)
     profiles = {title: mean_by_lag(term) for title, term in terms.items()}

@@ -41,21 +41,20 @@ from numpy.typing import ArrayLike, NDArray
 
 from ._checks import as_real_array, check_bool, check_float, check_int, check_targets
 from .attention_model import (
-    IGNORE,
     AttentionConfig,
     AttentionModel,
     Forward,
     backward_from,
     check_step_fits,
     head_scores,
-    make_lookback,
     project,
 )
 from .attention_model import forward as attention_forward
 from .attention_model import init_model as init_attention
 from .embedding import Extension, GPTStyleEmbedding
+from .lookback import make_lookback
 from .marker_tasks import check_marker_count, check_marker_rate, make_latest_marker
-from .optim import Batch, TrainResult, cross_entropy, losses_of_logits, run_training
+from .optim import IGNORE, Batch, TrainResult, cross_entropy, losses_of_logits, run_training
 from .positions import sinusoidal_table
 
 Scheme = Literal["learned", "sinusoidal", "rotary", "alibi", "none"]

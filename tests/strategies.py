@@ -8,7 +8,7 @@ from unittest import mock
 import numpy as np
 from hypothesis import strategies as st
 
-from gptembed import GPTStyleEmbedding, embedding
+from gptembed import GPTStyleEmbedding, _kernels
 
 
 @st.composite
@@ -38,6 +38,4 @@ def forward_in_blocks_of(rows: int, layer: GPTStyleEmbedding) -> AbstractContext
     """Run ``layer.forward`` in blocks of ``rows`` rows (the real 768 KiB never splits the small
     inputs drawn here), so the block loop's edges are exercised: whole sequences per block, part
     of one, and a short last block."""
-    return mock.patch.object(
-        embedding, "_BLOCK_BYTES", rows * layer.embed_dim * layer.dtype.itemsize
-    )
+    return mock.patch.object(_kernels, "BLOCK_BYTES", rows * layer.embed_dim * layer.dtype.itemsize)

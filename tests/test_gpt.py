@@ -17,7 +17,6 @@ import numpy as np
 import pytest
 
 from gptembed import gpt
-from gptembed.attention_model import IGNORE
 from gptembed.corpus import held_out_stream, random_windows, train_stream
 from gptembed.embedding import GPTStyleEmbedding
 from gptembed.gpt import (
@@ -35,7 +34,7 @@ from gptembed.gpt import (
     token_losses,
     train,
 )
-from gptembed.optim import cross_entropy
+from gptembed.optim import IGNORE, cross_entropy
 from tests.gradcheck import numerical_grad
 from tests.stored_files import load_tool, savez_that_fails
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from gptembed.attention_model import IGNORE
 from gptembed.marker_tasks import latest_marker_distance, make_latest_marker
+from gptembed.optim import IGNORE
 
 
 def test_the_target_is_the_latest_marker_so_far() -> None:

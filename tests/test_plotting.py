@@ -28,7 +28,7 @@ from gptembed import (
     model_label,
     transformer_parameter_count,
 )
-from gptembed.attention_model import attention_by_lag, mean_by_lag
+from gptembed.attention_terms import mean_by_lag
 from gptembed.plotting import (
     ADDITION_FIGSIZE,
     ASYMMETRY_FIGSIZE,
@@ -688,19 +688,6 @@ def test_principal_components_refuse_degenerate_tables() -> None:
         principal_components(np.ones((4, 3)))
     with pytest.raises(ValueError, match="2-D"):
         principal_components(np.ones(4))
-
-
-def test_attention_by_lag_reads_the_diagonals() -> None:
-    probs = np.zeros((2, 4, 4))
-    probs[0] = np.eye(4)  # every query on itself
-    probs[1, np.arange(1, 4), np.arange(3)] = 1.0  # every query but the first one back
-    probs[1, 0, 0] = 1.0
-    by_lag = attention_by_lag(probs, 2)
-    np.testing.assert_allclose(by_lag, [[1.0, 0.0, 0.0], [0.25, 1.0, 0.0]])
-    with pytest.raises(ValueError, match=r"max_lag must be in \[0, 3\], got 4"):
-        attention_by_lag(probs, 4)
-    with pytest.raises(ValueError, match=r"\(\.\.\., T, T\)"):
-        attention_by_lag(np.zeros((3, 4)), 1)
 
 
 def test_training_curve_draws_the_run_the_held_out_points_and_the_baselines() -> None:

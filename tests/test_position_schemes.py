@@ -8,9 +8,9 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from gptembed.attention_model import IGNORE, make_lookback
+from gptembed.lookback import make_lookback
 from gptembed.marker_tasks import make_latest_marker
-from gptembed.optim import cross_entropy
+from gptembed.optim import IGNORE, cross_entropy
 from gptembed.position_schemes import (
     SCHEMES,
     SHARED_ROW,

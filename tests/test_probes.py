@@ -7,7 +7,8 @@ from collections.abc import Callable
 import numpy as np
 import pytest
 
-from gptembed.attention_model import AttentionConfig, ScoreTerms, score_terms, term_spread, train
+from gptembed.attention_model import AttentionConfig, score_terms, train
+from gptembed.attention_terms import ScoreTerms, term_spread
 from gptembed.gpt import stored_run
 from gptembed.positions import sinusoidal_table
 from gptembed.probes import (

@@ -15,6 +15,15 @@ over blocks (leading axis ``n_layers``) and named after GPT-2's modules: ``ln_1`
 (``w_attn``: one ``(D, 3D)`` map to queries, keys and values), ``attn.c_proj`` (``w_attn_proj``),
 ``ln_2``, ``mlp.c_fc`` (``w_fc``), ``mlp.c_proj`` (``w_mlp_proj``) and ``ln_f``.
 
+Position enters as ``config.scheme`` says (:data:`~gptembed.positions.SCHEMES`): ``"learned"`` is
+the table above, GPT-2's; ``"sinusoidal"`` puts the fixed table of Vaswani et al. 2017 in its place
+(at the token rows' scale), never trained; ``"rotary"`` adds nothing to the input and rotates every
+head's queries and keys by their positions (RoPE, Su et al. 2021, arXiv:2104.09864); ``"alibi"``
+adds nothing and biases each head's scores by ``-m_h * (i - j)``, with the geometric slopes ``m_h``
+of Press et al. 2021 (:func:`~gptembed.positions.alibi_slopes`); ``"none"`` gives no position
+signal but the causal mask. For the last three the position table is all zeros and never trained.
+Everything else, the initial weights of a seed included, is the same for every scheme.
+
 Every product is a matrix product (``@``) in the model's dtype: float32 for training (about twice
 as fast as float64 here), float64 for the finite-difference checks of the gradients and for the
 chapter's measurements of the trained model (:func:`stored_run`).
@@ -46,7 +55,7 @@ from ._npz import npz_path as npz_path  # public here: the tools check their --o
 from .attention_cost import attention_scores_bytes
 from .attention_terms import ScoreTerms
 from .corpus import VOCAB_SIZE, random_windows
-from .embedding import INIT_STD, GPTStyleEmbedding
+from .embedding import INIT_STD, Extension, GPTStyleEmbedding
 from .models import gpt_parameter_count
 from .optim import (
     ArrayModel,
@@ -60,6 +69,7 @@ from .optim import (
     weights_rng,
 )
 from .optim import losses_of_logits as losses_of_logits  # public here, as chapter 9 reads it
+from .positions import SCHEMES, Scheme, alibi_slopes, rotate, sinusoidal_table
 
 Floats: TypeAlias = NDArray[np.floating]
 """An array in the model's dtype: float32 to train, float64 to check gradients and to measure."""
@@ -88,6 +98,9 @@ class GPTConfig(RunConfig):
             it Adam's ``eps`` (1e-8) and the square of a gradient of 1e-4 round to 0, so a step
             divides by zero and training runs to inf and NaN (:class:`~gptembed.optim.Adam`
             refuses float16 arrays too); train in float32 and cast the result.
+        scheme: how position enters, one of :data:`~gptembed.positions.SCHEMES` (see the
+            module's docstring); ``"none"`` is this module's ``use_positions=False``.
+        rotary_base: the wavelength scale of the rotary angles (10,000, as in RoPE).
         warmup: steps over which the learning rate rises linearly from ``learning_rate / warmup``
             to ``learning_rate``; it then decays along a half cosine to a tenth of it by the
             last step, as nanoGPT's ``get_lr`` does.
@@ -99,6 +112,8 @@ class GPTConfig(RunConfig):
     n_heads: int = 4
     embed_dim: int = 64
     dtype: str = "float32"
+    scheme: Scheme = "learned"
+    rotary_base: float = 10000.0
     learning_rate: float = 3e-3
     warmup: int = 100
 
@@ -110,6 +125,16 @@ class GPTConfig(RunConfig):
             raise ValueError(
                 f"embed_dim must be a multiple of n_heads, got embed_dim {self.embed_dim} "
                 f"and n_heads {self.n_heads}"
+            )
+        if self.scheme not in SCHEMES:
+            raise ValueError(f"scheme must be one of {SCHEMES}, got {self.scheme!r}")
+        if not self.use_positions:
+            raise ValueError("use_positions=False is scheme='none' here: pass that instead")
+        self._check(check_float, "rotary_base", above=1)
+        if self.scheme == "rotary" and (self.embed_dim // self.n_heads) % 2:
+            raise ValueError(
+                f"a rotary head's width embed_dim / n_heads must be even (it rotates pairs), got "
+                f"{self.embed_dim} / {self.n_heads} = {self.embed_dim // self.n_heads}"
             )
         dtype = check_float_dtype(self.dtype)
         if dtype not in (np.float32, np.float64):
@@ -153,6 +178,8 @@ class GPT(ArrayModel):
         embedding: :class:`GPTStyleEmbedding`, ``(V, D)`` token and ``(T, D)`` position tables;
             the token table is also the output head.
         n_heads: heads per block.
+        scheme: how position enters (:attr:`GPTConfig.scheme`).
+        rotary_base: the rotary angles' wavelength scale (used by ``"rotary"`` only).
         ln1_gain, ln1_bias: ``(n_layers, D)``, the LayerNorm before attention.
         w_attn, b_attn: ``(n_layers, D, 3D)`` and ``(n_layers, 3D)``: queries, keys and values,
             in that order, each ``n_heads`` slices of ``D / n_heads`` columns.
@@ -166,6 +193,8 @@ class GPT(ArrayModel):
 
     embedding: GPTStyleEmbedding
     n_heads: int
+    scheme: Scheme
+    rotary_base: float
     ln1_gain: Floats
     ln1_bias: Floats
     w_attn: Floats
@@ -191,13 +220,19 @@ class GPT(ArrayModel):
         """``D / n_heads``, the width of one head's queries, keys and values."""
         return self.embedding.embed_dim // self.n_heads
 
+    @property
+    def max_seq_len(self) -> int:
+        """The longest sequence the model runs as it is (:func:`at_length` makes it longer)."""
+        return self.embedding.max_seq_len
+
 
 def init_model(config: GPTConfig) -> GPT:
     """A fresh model as GPT-2 initialises one: tables as in :class:`GPTStyleEmbedding`, every
     matrix from N(0, 0.02**2) except the two residual projections, whose standard deviation is
     ``0.02 / sqrt(2 n_layers)``; biases 0 and LayerNorm gains 1.
 
-    Nothing else depends on ``use_positions``: without positions the table is all zeros.
+    Only the position table depends on the scheme: GPT-2's random draw (``"learned"``), the
+    sinusoidal table, or zeros (the schemes that add nothing to the input).
 
     Raises:
         ValueError: the config's arrays would not fit in the machine's memory.
@@ -215,8 +250,7 @@ def init_model(config: GPTConfig) -> GPT:
     embedding = GPTStyleEmbedding(
         config.vocab_size, config.seq_len, config.embed_dim, seed=config.seed, dtype=dtype
     )
-    if not config.use_positions:
-        embedding.position_embeddings[:] = 0.0
+    embedding.position_embeddings[:] = _position_table(config.scheme, embedding.position_embeddings)
     rng = weights_rng(seed=config.seed)
     layers, dim = config.n_layers, config.embed_dim
     residual_std = INIT_STD / math.sqrt(2 * layers)
@@ -233,6 +267,8 @@ def init_model(config: GPTConfig) -> GPT:
     return GPT(
         embedding=embedding,
         n_heads=config.n_heads,
+        scheme=config.scheme,
+        rotary_base=config.rotary_base,
         ln1_gain=ones(layers, dim),
         ln1_bias=zeros(layers, dim),
         w_attn=normal((layers, dim, 3 * dim), INIT_STD),
@@ -248,6 +284,23 @@ def init_model(config: GPTConfig) -> GPT:
         lnf_gain=ones(dim),
         lnf_bias=zeros(dim),
     )
+
+
+def _position_table(scheme: Scheme, learned: Floats) -> Floats:
+    """The ``(L, D)`` position table of ``scheme``, given the learned table of that shape: the
+    learned one itself, the sinusoidal table, or zeros.
+
+    The sinusoidal table is scaled by :data:`~gptembed.embedding.INIT_STD` (0.02): its entries
+    are then as large as the token rows' (N(0, 0.02**2)), as in Vaswani et al. 2017 (section
+    3.4), who multiply token rows of standard deviation about ``1 / sqrt(D)`` by ``sqrt(D)``
+    before adding the table. Unscaled it would be 35 times the token rows, and the first
+    LayerNorm would see little but position.
+    """
+    if scheme == "learned":
+        return learned
+    if scheme == "sinusoidal":  # at the token rows' scale, as Vaswani et al. scale theirs
+        return (INIT_STD * sinusoidal_table(*learned.shape)).astype(learned.dtype)
+    return np.zeros_like(learned)
 
 
 @dataclass
@@ -270,8 +323,10 @@ class BlockTrace:
     Attributes:
         ln1, ln2: the two LayerNorms.
         h1: ``(B, T, D)`` LayerNorm_1's output, the input of the heads.
-        q, k, v: ``(B, n_heads, T, D / n_heads)``.
-        probs: ``(B, n_heads, T, T)`` attention weights: query ``i`` down, key ``j <= i`` across.
+        q, k, v: ``(B, n_heads, T, D / n_heads)``; ``q`` and ``k`` as the scores use them
+            (rotated, for ``"rotary"``).
+        probs: ``(B, n_heads, T, T)`` attention weights: query ``i`` down, key ``j <= i`` across
+            (only the keys a window keeps, for :func:`forward` with ``window``).
         heads: ``(B, T, D)`` the heads' outputs side by side, before ``w_attn_proj``.
         h2: ``(B, T, D)`` LayerNorm_2's output.
         pre_gelu: ``(B, T, 4D)``.
@@ -301,12 +356,14 @@ class ForwardTrace:
         logits: ``(B, T, V)`` next-token logits.
         blocks: one :class:`BlockTrace` per block.
         lnf: the final LayerNorm; ``final``: its output ``(B, T, D)``.
+        positions: ``(T,)`` or ``(B, T)``, the position of each id.
     """
 
     logits: Floats
     blocks: list[BlockTrace]
     lnf: LayerNormTrace
     final: Floats
+    positions: NDArray[np.intp]
 
 
 def _layer_norm(x: Floats, gain: Floats, bias: Floats) -> tuple[Floats, LayerNormTrace]:
@@ -370,11 +427,41 @@ def _gelu_backward(dy: Floats, x: Floats, th: Floats) -> Floats:
     return slope
 
 
-def _causal_softmax(scores: Floats) -> Floats:
-    """Softmax over keys ``j <= i`` of ``(..., T, T)`` scores, in place; later keys get 0."""
-    seq_len = scores.shape[-1]
-    scores += np.triu(np.full((seq_len, seq_len), -np.inf, dtype=scores.dtype), 1)
-    scores -= scores.max(axis=-1, keepdims=True)  # the diagonal is always allowed: finite
+@dataclass(frozen=True)
+class _Window:
+    """Which keys a query sees: ``j <= i``, and with ``size`` only the last ``size`` of them
+    (``i - j < size``) plus the first ``sinks`` (``j < sinks``), the attention sinks."""
+
+    size: int | None = None
+    sinks: int = 0
+
+    def blocked(self, seq_len: int) -> NDArray[np.bool_]:
+        """``(T, T)``, True where query ``i`` (down) may not see key ``j`` (across)."""
+        t = np.arange(seq_len)
+        behind = t[:, None] - t[None, :]  # i - j
+        blocked = behind < 0
+        if self.size is not None:
+            blocked |= (behind >= self.size) & (t[None, :] >= self.sinks)
+        return blocked
+
+    def key_distance(self, positions: NDArray[np.intp]) -> NDArray[np.intp]:
+        """``(..., T, T)`` distance ``i - j`` from query to key as a relative scheme sees it:
+        the positions' own, but a sink's counted within the kept cache, as StreamingLLM assigns
+        them (Xiao et al. 2023, arXiv:2309.17453, section 3.2): a query that has evicted keys
+        sits at cache position ``sinks + size - 1`` and sink ``j`` at ``j``."""
+        distance = positions[..., :, None] - positions[..., None, :]
+        if self.size is None or not self.sinks:
+            return distance
+        query_in_cache = np.minimum(distance[..., :, :1], self.sinks + self.size - 1)  # (.., T, 1)
+        sink_distance = query_in_cache - np.arange(self.sinks)
+        return np.concatenate([sink_distance, distance[..., self.sinks :]], axis=-1)
+
+
+def _masked_softmax(scores: Floats, blocked: NDArray[np.bool_]) -> Floats:
+    """Softmax over the keys a query sees, of ``(..., T, T)`` scores, in place; ``blocked``
+    ``(T, T)`` keys get 0. The diagonal is never blocked, so every row has a finite maximum."""
+    scores[..., blocked] = -np.inf
+    scores -= scores.max(axis=-1, keepdims=True)
     np.exp(scores, out=scores)
     scores /= scores.sum(axis=-1, keepdims=True)
     return scores
@@ -398,16 +485,39 @@ def _linear(a: Floats, w: Floats) -> Floats:
     return (a.reshape(-1, a.shape[-1]) @ w).reshape(*a.shape[:-1], w.shape[-1])
 
 
-def _attention(model: GPT, layer: int, h1: Floats) -> tuple[Floats, ...]:
-    """Block ``layer``'s heads on LayerNorm_1's output ``(B, T, D)``: ``(q, k, v, probs, heads,
-    out)``, ``out`` the ``(B, T, D)`` added to the residual stream."""
+def _head_positions(positions: NDArray[np.intp]) -> NDArray[np.intp]:
+    """Positions ``(T,)`` as they are, ``(B, T)`` as ``(B, 1, T)``: broadcast over the heads."""
+    return positions if positions.ndim == 1 else positions[:, None, :]
+
+
+def _attention(
+    model: GPT, layer: int, h1: Floats, positions: NDArray[np.intp], window: _Window
+) -> tuple[Floats, ...]:
+    """Block ``layer``'s heads on LayerNorm_1's output ``(B, T, D)`` at ``positions``: ``(q, k,
+    v, probs, heads, out)``, ``out`` the ``(B, T, D)`` added to the residual stream."""
     dim = model.embedding.embed_dim
     qkv = _linear(h1, model.w_attn[layer]) + model.b_attn[layer]  # (B, T, 3D)
     q, k, v = (
         np.ascontiguousarray(_split_heads(qkv[..., i * dim : (i + 1) * dim], model.n_heads))
         for i in range(3)
     )
-    probs = _causal_softmax(q @ k.swapaxes(-1, -2) * (1.0 / math.sqrt(model.head_dim)))
+    at = _head_positions(positions)
+    scale = 1.0 / math.sqrt(model.head_dim)
+    if model.scheme == "rotary":
+        q_at, k = (rotate(a, model.rotary_base, positions=at) for a in (q, k))
+        scores = q_at @ k.swapaxes(-1, -2) * scale  # (B, nh, T, T)
+        if window.size is not None and window.sinks:  # the sinks' scores at cache positions
+            query_in_cache = np.minimum(at, window.sinks + window.size - 1)
+            q_cache = rotate(q, model.rotary_base, positions=query_in_cache)
+            scores[..., : window.sinks] = q_cache @ k[..., : window.sinks, :].swapaxes(-1, -2)
+            scores[..., : window.sinks] *= scale
+        q = q_at
+    else:
+        scores = q @ k.swapaxes(-1, -2) * scale
+    if model.scheme == "alibi":
+        slopes = alibi_slopes(model.n_heads)[:, None, None]  # (nh, 1, 1)
+        scores -= (slopes * window.key_distance(at)).astype(scores.dtype)
+    probs = _masked_softmax(scores, window.blocked(scores.shape[-1]))
     heads = _merge_heads(probs @ v)  # (B, T, D)
     return (
         q,
@@ -437,6 +547,7 @@ class _BlockBackward:
     model: GPT
     layer: int
     trace: BlockTrace
+    positions: NDArray[np.intp]
     grads: dict[str, Floats]
 
     def affine(self, x: Floats, weight: str, bias: str, dout: Floats) -> Floats:
@@ -460,6 +571,9 @@ class _BlockBackward:
         dscores *= 1.0 / math.sqrt(model.head_dim)
         dq = dscores @ b.k
         dk = dscores.swapaxes(-1, -2) @ b.q
+        if model.scheme == "rotary":  # back through the rotations, to the projections' q and k
+            at = _head_positions(self.positions)
+            dq, dk = (rotate(d, model.rotary_base, inverse=True, positions=at) for d in (dq, dk))
         dqkv = np.concatenate([_merge_heads(d) for d in (dq, dk, dv)], axis=-1)  # (B, T, 3D)
         return self.affine(b.h1, "w_attn", "b_attn", dqkv)
 
@@ -481,19 +595,60 @@ class _BlockBackward:
 
 
 def forward(
-    model: GPT, token_ids: ArrayLike, start_pos: int = 0, *, position_ids: ArrayLike | None = None
+    model: GPT,
+    token_ids: ArrayLike,
+    start_pos: int = 0,
+    *,
+    position_ids: ArrayLike | None = None,
+    window: int | None = None,
+    sinks: int = 0,
 ) -> ForwardTrace:
     """Run the model on ids ``(B, T)``, keeping what :func:`loss_and_grads` needs.
 
     Args:
         token_ids: ids in ``[0, V)``, shape ``(B, T)``.
         start_pos, position_ids: where the ids sit (see :meth:`GPTStyleEmbedding.forward`).
+        window: if given, every head of every block sees only the last ``window`` keys (itself
+            included), as a KV cache of ``window`` entries would hold them: sliding-window
+            attention, run on the whole sequence at once.
+        sinks: with ``window``, the first ``sinks`` keys are kept as well (StreamingLLM's
+            attention sinks, Xiao et al. 2023). A relative scheme sees a kept first key at its
+            distance within the cache (``min(i, sinks + window - 1) - j``), not its true one.
 
     Raises:
         TypeError, ValueError: as :meth:`GPTStyleEmbedding.check_ids`, or ids that are not 2-D
-            or hold no position (``T = 0``: no query has a key to attend to).
+            or hold no position (``T = 0``: no query has a key to attend to); a ``window`` that
+            is not an integer >= 1 or ``sinks`` not one >= 0; ``window`` or ``sinks`` with a
+            ``start_pos`` or ``position_ids`` (a cache counts from the sequence's first id);
+            ``sinks`` without ``window``, or for an absolute scheme (``"learned"``,
+            ``"sinusoidal"``), whose positions are in the inputs: a cache cannot move them.
     """
-    return _forward(model, *_checked_ids(model, token_ids, start_pos, position_ids))
+    kept = _check_window(model, window, sinks, start_pos, position_ids)
+    return _forward(model, *_checked_ids(model, token_ids, start_pos, position_ids), kept)
+
+
+def _check_window(
+    model: GPT, window: int | None, sinks: int, start_pos: int, position_ids: ArrayLike | None
+) -> _Window:
+    """The :class:`_Window` of :func:`forward`'s ``window`` and ``sinks``, checked."""
+    sinks = check_int("sinks", sinks, minimum=0)
+    if window is None:
+        if sinks:
+            raise ValueError(f"sinks={sinks} needs a window: without one every key is kept")
+        return _Window()
+    window = check_int("window", window)
+    if start_pos or position_ids is not None:
+        raise ValueError(
+            "window and sinks count positions from the sequence's first id: pass neither "
+            "start_pos nor position_ids with them"
+        )
+    if sinks and model.scheme in ("learned", "sinusoidal"):
+        raise ValueError(
+            f"sinks need a relative scheme (rotary, alibi or none), got {model.scheme!r}: an "
+            "absolute scheme's positions are added to the inputs, so keeping a first token in "
+            "the cache cannot give it a position within the cache"
+        )
+    return _Window(window, sinks)
 
 
 def _checked_ids(
@@ -507,13 +662,15 @@ def _checked_ids(
     return ids, positions
 
 
-def _forward(model: GPT, ids: NDArray[np.intp], positions: NDArray[np.intp]) -> ForwardTrace:
+def _forward(
+    model: GPT, ids: NDArray[np.intp], positions: NDArray[np.intp], window: _Window = _Window()
+) -> ForwardTrace:
     """:func:`forward` of ids and positions that :func:`_checked_ids` returned."""
     x = model.embedding.embed_checked(ids, positions)  # (B, T, D)
     blocks = []
     for layer in range(model.n_layers):
         h1, ln1 = _layer_norm(x, model.ln1_gain[layer], model.ln1_bias[layer])
-        q, k, v, probs, heads, out = _attention(model, layer, h1)
+        q, k, v, probs, heads, out = _attention(model, layer, h1, positions, window)
         x = x + out
         h2, ln2 = _layer_norm(x, model.ln2_gain[layer], model.ln2_bias[layer])
         pre_gelu, post_gelu, th, out = _mlp(model, layer, h2)
@@ -521,7 +678,7 @@ def _forward(model: GPT, ids: NDArray[np.intp], positions: NDArray[np.intp]) -> 
         blocks.append(BlockTrace(ln1, h1, q, k, v, probs, heads, ln2, h2, pre_gelu, post_gelu, th))
     final, lnf = _layer_norm(x, model.lnf_gain, model.lnf_bias)
     logits = _linear(final, model.embedding.token_embeddings.T)  # (B, T, V)
-    return ForwardTrace(logits, blocks, lnf, final)
+    return ForwardTrace(logits, blocks, lnf, final, positions)
 
 
 def logits(
@@ -560,7 +717,7 @@ def loss_and_grads(
     grads = {name: np.zeros_like(array) for name, array in model.parameters().items()}
     grads["lnf_gain"], grads["lnf_bias"] = grad_lnf_gain, grad_lnf_bias
     for layer in reversed(range(model.n_layers)):  # x + MLP(LN_2(x)), then x + Attention(LN_1(x))
-        block = _BlockBackward(model, layer, f.blocks[layer], grads)
+        block = _BlockBackward(model, layer, f.blocks[layer], f.positions, grads)
         dx = dx + block.layer_norm(block.mlp(dx), "ln2")
         dx = dx + block.layer_norm(block.attention(dx), "ln1")
     grad_token, grad_position = model.embedding.backward_checked(dx, ids, positions)
@@ -576,15 +733,20 @@ def token_losses(
     start_pos: int = 0,
     *,
     position_ids: ArrayLike | None = None,
+    window: int | None = None,
+    sinks: int = 0,
 ) -> NDArray[np.float64]:
     """Cross-entropy (nats) of every prediction: ``(B, T)`` for ``(B, T)`` inputs and targets.
 
-    ``start_pos`` and ``position_ids`` go to :func:`forward`; the mean is :func:`evaluate`.
+    The keywords go to :func:`forward`; the mean is :func:`evaluate`.
 
     Raises:
-        ValueError: targets of another shape than the inputs, or outside ``[0, V)``.
+        ValueError: targets of another shape than the inputs, or outside ``[0, V)``; and as
+            :func:`forward`.
     """
-    z = logits(model, inputs, start_pos, position_ids=position_ids)
+    z = forward(
+        model, inputs, start_pos, position_ids=position_ids, window=window, sinks=sinks
+    ).logits
     return losses_of_logits(z, targets)
 
 
@@ -660,7 +822,28 @@ def train(
         lambda seed: random_windows(ids, config.batch_size, config.seq_len, seed=seed),
         schedule=config.learning_rate_at,
         after_step=after_step,
+        frozen=() if config.scheme == "learned" else ("position_embeddings",),
     )
+
+
+def at_length(model: GPT, seq_len: int, method: Extension = "fresh", *, seed: int = 1) -> GPT:
+    """``model`` able to run ``seq_len`` positions: its position table with ``seq_len`` rows.
+
+    A learned table grows by ``method`` (:meth:`~gptembed.embedding.GPTStyleEmbedding.extended`,
+    fresh rows drawn with ``seed``), a sinusoidal one by more rows of its formula; the zero
+    table of the other schemes by more zeros (rotary and ALiBi compute their positions, so they
+    run at any length as they are). A table already ``seq_len`` long is kept. Every other
+    array is shared with ``model``, not copied.
+
+    Raises:
+        TypeError, ValueError: as :meth:`~gptembed.embedding.GPTStyleEmbedding.extended`
+            (``seq_len`` shorter than the table, an unknown ``method``, a bad ``seed``).
+    """
+    seq_len = check_int("seq_len", seq_len)
+    embedding = model.embedding.extended(seq_len, method=method, seed=seed)
+    if model.scheme != "learned":
+        embedding.position_embeddings = _position_table(model.scheme, embedding.position_embeddings)
+    return replace(model, embedding=embedding)
 
 
 @dataclass
@@ -683,31 +866,43 @@ class StoredRun:
     info: dict[str, Any]
 
 
-def save(path: str | os.PathLike[str], run: StoredRun) -> None:
+def save(
+    path: str | os.PathLike[str], run: StoredRun, *, weights_dtype: DTypeLike | None = None
+) -> None:
     """Write ``run`` to one ``.npz`` file: every array by name, the curves, and a JSON header.
 
     The file is :func:`npz_path` of ``path``, written whole or not at all (a failed save leaves
     the file stored before as it was). Only a run that :func:`load` reads back is written.
 
+    Args:
+        path: where to write.
+        run: the run.
+        weights_dtype: the floating dtype the weights are stored in; by default the model's.
+            float16 halves the file, rounding each weight to 11 significant bits (the schemes'
+            runs are stored so, to keep the package small).
+
     Raises:
         ValueError: as :func:`npz_path`; or a model that does not match ``run.config`` (arrays
-            of other shapes, such as a grown position table, or another head count), which
-            :func:`load` could not rebuild.
-        TypeError: ``run.model`` is not a :class:`GPT`.
+            of other shapes, such as a grown position table, or another head count or
+            scheme), which :func:`load` could not rebuild.
+        TypeError: ``run.model`` is not a :class:`GPT`, or ``weights_dtype`` is not floating.
     """
     start_from(init_model(run.config), run.model)  # refuses arrays of other shapes
-    if run.model.n_heads != run.config.n_heads:
-        raise ValueError(
-            f"the model has n_heads {run.model.n_heads}, its config n_heads {run.config.n_heads}: "
-            "load would build the config's heads"
-        )
+    model, config = run.model, run.config
+    for name in ("n_heads", "scheme", "rotary_base"):
+        if getattr(model, name) != getattr(config, name):
+            raise ValueError(
+                f"the model has {name} {getattr(model, name)!r}, its config "
+                f"{getattr(config, name)!r}: load would build the config's"
+            )
+    stored = model.embedding.dtype if weights_dtype is None else check_float_dtype(weights_dtype)
     header = {"config": asdict(run.config), "info": run.info}
     arrays: dict[str, Any] = {
         "header": np.array(json.dumps(header, sort_keys=True)),
         "losses": run.losses.astype(np.float32),
         "held_out_steps": run.held_out_steps,
         "held_out_losses": run.held_out_losses,
-        **run.model.parameters(),
+        **{name: array.astype(stored) for name, array in model.parameters().items()},
     }
     save_npz(path, arrays)
 
@@ -718,7 +913,8 @@ def load(file: str | os.PathLike[str] | IO[bytes], *, dtype: DTypeLike | None = 
     Args:
         file: the ``.npz`` file.
         dtype: the model's dtype; by default the run's own (``config.dtype``). The stored values
-            are kept exactly either way (float32 to float64 is exact); ``config`` stays the run's.
+            are kept exactly either way (float16 or float32 to float64 is exact); ``config``
+            stays the run's.
 
     Raises:
         ValueError: the file is not a stored run (it lacks the header or a curve), lacks an

@@ -32,14 +32,13 @@ from __future__ import annotations
 
 from collections.abc import Collection
 from dataclasses import dataclass, replace
-from functools import lru_cache
 from itertools import pairwise
 from typing import Literal
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from ._checks import as_real_array, check_bool, check_float, check_int, check_targets
+from ._checks import as_real_array, check_float, check_int, check_targets
 from .attention_model import (
     AttentionConfig,
     AttentionModel,
@@ -55,11 +54,7 @@ from .embedding import Extension, GPTStyleEmbedding
 from .lookback import make_lookback
 from .marker_tasks import check_marker_count, check_marker_rate, make_latest_marker
 from .optim import IGNORE, Batch, TrainResult, cross_entropy, losses_of_logits, run_training
-from .positions import sinusoidal_table
-
-Scheme = Literal["learned", "sinusoidal", "rotary", "alibi", "none"]
-SCHEMES: tuple[Scheme, ...] = ("learned", "sinusoidal", "rotary", "alibi", "none")
-"""The five ways of giving the model position, in the order the book shows them."""
+from .positions import SCHEMES, Scheme, linear_bias, rotate, sinusoidal_table
 
 SHARED_ROW: tuple[Scheme, ...] = ("rotary", "alibi", "none")
 """The schemes that add nothing to the token rows; their position table is one shared row."""
@@ -143,62 +138,6 @@ class SchemeModel:
     def max_seq_len(self) -> int:
         """The longest sequence the model runs as it is (:func:`at_length` makes it longer)."""
         return self.attention.embedding.max_seq_len
-
-
-@lru_cache(maxsize=16)
-def _angles(seq_len: int, head_dim: int, base: float) -> tuple[NDArray[np.float64], ...]:
-    """``(sin, cos)``, each ``(T, H/2)``: the rotary angles' sines and cosines, read-only."""
-    table = sinusoidal_table(seq_len, head_dim, base)  # (T, H): sin, cos, sin, cos, ...
-    sin, cos = np.ascontiguousarray(table[:, 0::2]), np.ascontiguousarray(table[:, 1::2])
-    sin.flags.writeable = cos.flags.writeable = False
-    return sin, cos
-
-
-def rotate(a: ArrayLike, base: float, inverse: bool = False) -> NDArray[np.float64]:
-    """Rotate each pair of dimensions ``(2i, 2i + 1)`` of ``(..., T, H)`` by ``t * theta_i``.
-
-    ``theta_i = base**(-2i / H)``: the frequencies of :func:`~gptembed.positions.sinusoidal_table`,
-    whose sine and cosine columns are exactly what the rotation needs. Rotating a query at ``i``
-    and a key at ``j`` leaves their dot product a function of ``i - j``, because rotations
-    compose: ``R(i)^T R(j) = R(j - i)``. ``inverse`` rotates by ``-t * theta_i`` (the transpose),
-    which is how a gradient goes back through the rotation.
-
-    Returns:
-        The rotated array, of ``a``'s floating dtype (integers are rotated in float64).
-
-    Raises:
-        TypeError: ``a`` does not hold real numbers, or ``inverse`` is not a bool.
-        TypeError, ValueError: ``base`` is not a finite number > 1.
-        ValueError: ``a`` is not ``(..., T, H)`` with ``T >= 1`` and an even ``H >= 2``.
-    """
-    a = as_real_array("a", a, dtype=None)  # a float array as it is; integers as float64
-    if a.ndim < 2 or a.shape[-2] == 0 or a.shape[-1] == 0 or a.shape[-1] % 2:
-        raise ValueError(
-            f"a must have shape (..., T, H) with T >= 1 and an even H >= 2, got {a.shape}"
-        )
-    sin, cos = _angles(*a.shape[-2:], check_float("base", base, above=1))  # (T, H/2) each
-    if check_bool("inverse", inverse):
-        sin = -sin
-    even, odd = a[..., 0::2], a[..., 1::2]
-    out = np.empty_like(a)
-    out[..., 0::2] = even * cos - odd * sin
-    out[..., 1::2] = even * sin + odd * cos
-    return out
-
-
-def linear_bias(seq_len: int, slope: float) -> NDArray[np.float64]:
-    """ALiBi's ``(T, T)`` bias: ``-slope * (i - j)`` for query ``i`` and key ``j``.
-
-    Entries above the diagonal (keys in the future) are masked anyway.
-
-    Raises:
-        TypeError, ValueError: ``seq_len`` is not an integer >= 1, or ``slope`` not a finite
-            number > 0 (as :class:`SchemeConfig`'s ``alibi_slope``).
-    """
-    seq_len = check_int("seq_len", seq_len)
-    slope = check_float("slope", slope, above=0)
-    t = np.arange(seq_len, dtype=np.float64)
-    return slope * (t[None, :] - t[:, None])  # (j - i), so the diagonal is +0.0, not -0.0
 
 
 def init_model(config: SchemeConfig) -> SchemeModel:

@@ -1,16 +1,35 @@
-"""Position ids and fixed position tables: which row of a position table each token reads.
+"""Position ids, and the position signals that are not a learned table.
 
 A learned table is read at ``position_ids``; :func:`position_ids_from_mask` derives them for a
-padded batch. :func:`sinusoidal_table` is the fixed table of the original Transformer, a
-reference point beside the learned one.
+padded batch. The other schemes of :data:`SCHEMES` are formulas: :func:`sinusoidal_table`, the
+fixed table of the original Transformer; :func:`rotate`, rotary positions (RoPE), which turn
+queries and keys; and ALiBi's linear bias on the scores (:func:`linear_bias`,
+:func:`alibi_slopes`).
 """
 
 from __future__ import annotations
 
+from functools import lru_cache
+from typing import Literal
+
 import numpy as np
 from numpy.typing import ArrayLike, DTypeLike, NDArray
 
-from ._checks import as_array, check_float, check_float_dtype, check_int
+from ._checks import (
+    as_array,
+    as_real_array,
+    check_bool,
+    check_float,
+    check_float_dtype,
+    check_int,
+    check_integer_array,
+)
+
+Scheme = Literal["learned", "sinusoidal", "rotary", "alibi", "none"]
+SCHEMES: tuple[Scheme, ...] = ("learned", "sinusoidal", "rotary", "alibi", "none")
+"""Five ways of giving a model position, in the order the book shows them: a learned table
+(GPT-2), a fixed sinusoidal table (Vaswani et al. 2017), rotary positions (Su et al. 2021),
+ALiBi's linear bias (Press et al. 2021), and none (only the causal mask)."""
 
 PAD_POSITION = 0
 """The position id :func:`position_ids_from_mask` gives padded slots.
@@ -89,10 +108,122 @@ def sinusoidal_table(
         )
     base = check_float("base", base, above=1)
     resolved = check_float_dtype(dtype)
-    positions = np.arange(max_seq_len, dtype=np.float64)[:, None]  # (L, 1)
-    frequencies = base ** (-np.arange(0, embed_dim, 2, dtype=np.float64) / embed_dim)
-    angles = positions * frequencies  # (L, D/2)
+    angles = np.arange(max_seq_len, dtype=np.float64)[:, None] * _frequencies(embed_dim, base)
     table = np.empty((max_seq_len, embed_dim), dtype=np.float64)
     table[:, 0::2] = np.sin(angles)
     table[:, 1::2] = np.cos(angles)
     return table.astype(resolved, copy=False)
+
+
+def _frequencies(width: int, base: float) -> NDArray[np.float64]:
+    """``(width / 2,)`` angular frequencies ``base**(-2i / width)``, one radian per position
+    first."""
+    return base ** (-np.arange(0, width, 2, dtype=np.float64) / width)
+
+
+@lru_cache(maxsize=16)
+def _angles(seq_len: int, head_dim: int, base: float) -> tuple[NDArray[np.float64], ...]:
+    """``(sin, cos)``, each ``(T, H/2)``: the rotary angles' sines and cosines, read-only."""
+    table = sinusoidal_table(seq_len, head_dim, base)  # (T, H): sin, cos, sin, cos, ...
+    sin, cos = np.ascontiguousarray(table[:, 0::2]), np.ascontiguousarray(table[:, 1::2])
+    sin.flags.writeable = cos.flags.writeable = False
+    return sin, cos
+
+
+def rotate(
+    a: ArrayLike, base: float, inverse: bool = False, *, positions: ArrayLike | None = None
+) -> NDArray[np.float64]:
+    """Rotate each pair of dimensions ``(2i, 2i + 1)`` of ``(..., T, H)`` by ``t * theta_i``.
+
+    ``theta_i = base**(-2i / H)``: the frequencies of :func:`sinusoidal_table`, whose sine and
+    cosine columns are exactly what the rotation needs. Rotating a query at ``i`` and a key at
+    ``j`` leaves their dot product a function of ``i - j``, because rotations compose:
+    ``R(i)^T R(j) = R(j - i)``. ``inverse`` rotates by ``-t * theta_i`` (the transpose), which is
+    how a gradient goes back through the rotation.
+
+    Args:
+        a: ``(..., T, H)`` queries or keys.
+        base: the wavelength scale (10,000 in RoPE).
+        inverse: rotate the other way.
+        positions: the position ``t`` of each row, integers >= 0 broadcastable to
+            ``a.shape[:-1]``; by default ``0 .. T-1``.
+
+    Returns:
+        The rotated array, of ``a``'s floating dtype (integers are rotated in float64).
+
+    Raises:
+        TypeError: ``a`` does not hold real numbers, ``positions`` not integers, or ``inverse``
+            is not a bool.
+        TypeError, ValueError: ``base`` is not a finite number > 1.
+        ValueError: ``a`` is not ``(..., T, H)`` with ``T >= 1`` and an even ``H >= 2``;
+            ``positions`` holds a negative number or does not broadcast to ``a.shape[:-1]``.
+    """
+    a = as_real_array("a", a, dtype=None)  # a float array as it is; integers as float64
+    if a.ndim < 2 or a.shape[-2] == 0 or a.shape[-1] == 0 or a.shape[-1] % 2:
+        raise ValueError(
+            f"a must have shape (..., T, H) with T >= 1 and an even H >= 2, got {a.shape}"
+        )
+    base = check_float("base", base, above=1)
+    if positions is None:
+        sin, cos = _angles(*a.shape[-2:], base)  # (T, H/2) each
+    else:
+        at = check_integer_array("positions", positions, None)
+        if at.size and at.min() < 0:
+            raise ValueError(f"positions must be >= 0, got {at.min()}")
+        try:
+            at = np.broadcast_to(at, a.shape[:-1])
+        except ValueError:
+            raise ValueError(
+                f"positions of shape {at.shape} do not broadcast to a's {a.shape[:-1]}"
+            ) from None
+        angles = at[..., None].astype(np.float64) * _frequencies(a.shape[-1], base)
+        sin, cos = np.sin(angles), np.cos(angles)  # (..., T, H/2) each
+    if check_bool("inverse", inverse):
+        sin = -sin
+    even, odd = a[..., 0::2], a[..., 1::2]
+    out = np.empty_like(a)
+    out[..., 0::2] = even * cos - odd * sin
+    out[..., 1::2] = even * sin + odd * cos
+    return out
+
+
+def linear_bias(seq_len: int, slope: float) -> NDArray[np.float64]:
+    """ALiBi's ``(T, T)`` bias: ``-slope * (i - j)`` for query ``i`` and key ``j``.
+
+    Entries above the diagonal (keys in the future) are masked anyway.
+
+    Raises:
+        TypeError, ValueError: ``seq_len`` is not an integer >= 1, or ``slope`` not a finite
+            number > 0 (as :class:`~gptembed.position_schemes.SchemeConfig`'s ``alibi_slope``).
+    """
+    seq_len = check_int("seq_len", seq_len)
+    slope = check_float("slope", slope, above=0)
+    t = np.arange(seq_len, dtype=np.float64)
+    return slope * (t[None, :] - t[:, None])  # (j - i), so the diagonal is +0.0, not -0.0
+
+
+def alibi_slopes(n_heads: int) -> NDArray[np.float64]:
+    """ALiBi's slopes, one a head: the geometric sequence of Press, Smith & Lewis 2021 (section 3).
+
+    For ``n`` heads, ``n`` a power of 2, the slopes start at ``2**(-8/n)`` and each is the last
+    times ``2**(-8/n)``: for 4 heads 1/4, 1/16, 1/64, 1/256; for 8 heads 1/2, 1/4, ..., 1/256.
+    For other ``n`` the paper's code takes the slopes of the power of 2 below ``n`` and fills the
+    rest with every other slope of twice that power.
+
+    >>> alibi_slopes(4).tolist()
+    [0.25, 0.0625, 0.015625, 0.00390625]
+
+    Raises:
+        TypeError, ValueError: ``n_heads`` is not an integer >= 1.
+    """
+    n_heads = check_int("n_heads", n_heads)
+
+    def power_of_two(n: int) -> list[float]:
+        start = 2.0 ** (-8.0 / n)
+        return [start ** (i + 1) for i in range(n)]
+
+    below = 1 << (n_heads.bit_length() - 1)  # the power of 2 at or below n_heads
+    slopes = power_of_two(below)
+    if below < n_heads:
+        slopes += alibi_slopes(2 * below).tolist()[0::2][: n_heads - below]
+    return np.array(slopes)

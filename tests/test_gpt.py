@@ -22,10 +22,12 @@ from gptembed.embedding import GPTStyleEmbedding
 from gptembed.gpt import (
     GPT,
     GPTConfig,
+    at_length,
     evaluate,
     forward,
     init_model,
     load,
+    logits,
     loss_and_grads,
     losses_of_logits,
     save,
@@ -35,6 +37,7 @@ from gptembed.gpt import (
     train,
 )
 from gptembed.optim import IGNORE, cross_entropy
+from gptembed.positions import SCHEMES, sinusoidal_table
 from tests.gradcheck import numerical_grad
 from tests.stored_files import load_tool, savez_that_fails
 
@@ -62,8 +65,11 @@ def _batch(config: GPTConfig = TINY, seed: int = 5) -> tuple[np.ndarray, np.ndar
 
 
 @pytest.mark.parametrize("name", list(init_model(TINY).parameters()))
-def test_every_gradient_matches_finite_differences(name: str) -> None:
-    model = _perturbed()
+@pytest.mark.parametrize("scheme", SCHEMES)
+def test_every_gradient_matches_finite_differences(scheme: str, name: str) -> None:
+    """Every array of every scheme, the position table included (the schemes other than the
+    learned one freeze it in training, but it is still an input the loss depends on)."""
+    model = _perturbed(dataclasses.replace(TINY, scheme=scheme))
     inputs, targets = _batch()
     _, grads = loss_and_grads(model, inputs, targets)
     assert set(grads) == set(model.parameters())
@@ -256,8 +262,77 @@ def test_training_is_deterministic_and_learns() -> None:
         assert array.dtype == np.float32, name
     assert first.losses[0] == pytest.approx(math.log(7), abs=0.05)
     assert first.losses[-5:].mean() < 0.2
-    frozen = train(dataclasses.replace(config, use_positions=False), stream)
-    assert (frozen.model.embedding.position_embeddings == 0).all()
+    for scheme in ("rotary", "alibi", "none"):  # nothing added to the inputs: zeros, kept
+        frozen = train(dataclasses.replace(config, scheme=scheme, steps=3), stream)
+        assert (frozen.model.embedding.position_embeddings == 0).all(), scheme
+    fixed = train(dataclasses.replace(config, scheme="sinusoidal", steps=3), stream).model
+    table = fixed.embedding.position_embeddings
+    np.testing.assert_array_equal(table, (0.02 * sinusoidal_table(8, 8)).astype(np.float32))
+    with pytest.raises(ValueError, match="use_positions=False is scheme='none' here"):
+        dataclasses.replace(config, use_positions=False)
+
+
+def test_relative_schemes_see_only_distances() -> None:
+    """Rotary, ALiBi and no positions give the same logits wherever a sequence starts; the two
+    tables do not."""
+    inputs, _ = _batch()
+    for scheme in SCHEMES:
+        model = at_length(_perturbed(dataclasses.replace(TINY, scheme=scheme)), 12)
+        moved = logits(model, inputs, 7)
+        same = np.allclose(moved, logits(model, inputs), rtol=0, atol=1e-12)
+        assert same == (scheme in ("rotary", "alibi", "none")), scheme
+
+
+@pytest.mark.parametrize("scheme", ["rotary", "alibi", "none"])
+def test_a_window_is_the_last_keys_and_its_sinks_sit_at_cache_positions(scheme: str) -> None:
+    """In one block, a window of W keys at query i gives the logits of the W ids ending at i
+    run on their own; with sinks, those of the first ids followed by those W ids: the cache a
+    streaming model holds, at the positions StreamingLLM gives it."""
+    config = dataclasses.replace(TINY, n_layers=1, seq_len=12, scheme=scheme)
+    model = _perturbed(config)
+    model.embedding.position_embeddings[:] = 0.0  # as the scheme keeps it (_perturbed moved it)
+    ids = np.random.default_rng(2).integers(config.vocab_size, size=(2, 12))
+    np.testing.assert_allclose(forward(model, ids, window=12).logits, logits(model, ids))
+    windowed = forward(model, ids, window=4).logits
+    kept = forward(model, ids, window=4, sinks=2).logits
+    for i in range(6, 12):
+        alone = logits(model, ids[:, i - 3 : i + 1])[:, -1]
+        np.testing.assert_allclose(windowed[:, i], alone, rtol=1e-10, err_msg=str(i))
+        cache = np.concatenate([ids[:, :2], ids[:, i - 3 : i + 1]], axis=1)
+        np.testing.assert_allclose(kept[:, i], logits(model, cache)[:, -1], rtol=1e-10)
+
+
+def test_window_and_sinks_refuse_what_a_cache_cannot_do() -> None:
+    model = init_model(TINY)
+    ids = np.zeros((1, 5), dtype=int)
+    for kwargs, message in [
+        ({"sinks": 1}, r"sinks=1 needs a window"),
+        ({"window": 0}, r"window must be"),
+        ({"window": 2, "sinks": -1}, r"sinks must be"),
+        (
+            {"window": 2, "sinks": 1},
+            r"sinks need a relative scheme \(rotary, alibi or none\), got 'learned'",
+        ),
+        ({"window": 2, "start_pos": 1}, r"pass neither start_pos nor position_ids"),
+    ]:
+        with pytest.raises(ValueError, match=message):
+            forward(model, ids, **kwargs)
+
+
+def test_at_length_grows_each_schemes_table_by_its_rule() -> None:
+    for scheme in SCHEMES:
+        model = init_model(dataclasses.replace(TINY, scheme=scheme))
+        longer = at_length(model, 9, "tile")
+        table = longer.embedding.position_embeddings
+        assert table.shape == (9, 8) and longer.w_attn is model.w_attn
+        if scheme == "learned":
+            np.testing.assert_array_equal(table[5:], table[:4])
+        elif scheme == "sinusoidal":
+            np.testing.assert_array_equal(table, 0.02 * sinusoidal_table(9, 8))
+        else:
+            assert not table.any()
+    with pytest.raises(ValueError, match=r"max_seq_len must be an integer >= 5, got 3"):
+        at_length(init_model(TINY), 3)
 
 
 def test_training_continues_from_a_given_model_even_one_with_a_grown_table() -> None:
@@ -405,9 +480,23 @@ def test_save_refuses_a_run_that_load_could_not_read(tmp_path: Path) -> None:
     grown = dataclasses.replace(model, embedding=model.embedding.extended(16, method="tile"))
     with pytest.raises(ValueError, match=r"position_embeddings \(16, 8\) \(the config's: \(8, 8\)"):
         save(tmp_path / "run.npz", _stored(grown, ONE_BLOCK))
-    with pytest.raises(ValueError, match="the model has n_heads 2, its config n_heads 1"):
+    with pytest.raises(ValueError, match="the model has n_heads 2, its config 1"):
         save(tmp_path / "run.npz", _stored(model, dataclasses.replace(ONE_BLOCK, n_heads=1)))
+    with pytest.raises(ValueError, match="the model has scheme 'learned', its config 'alibi'"):
+        save(tmp_path / "run.npz", _stored(model, dataclasses.replace(ONE_BLOCK, scheme="alibi")))
     assert not list(tmp_path.iterdir())
+
+
+@pytest.mark.parametrize("scheme", SCHEMES)
+def test_a_run_stored_in_float16_loads_as_its_rounded_weights(scheme: str, tmp_path: Path) -> None:
+    config = dataclasses.replace(ONE_BLOCK, scheme=scheme)
+    model = init_model(config)
+    save(tmp_path / "run", _stored(model, config), weights_dtype=np.float16)
+    back = load(tmp_path / "run.npz", dtype=np.float64)
+    assert back.config == config and back.model.scheme == scheme
+    for name, array in model.parameters().items():
+        expected = array.astype(np.float16).astype(np.float64)
+        np.testing.assert_array_equal(back.model.parameters()[name], expected, err_msg=name)
 
 
 def test_load_refuses_an_npz_that_is_not_a_stored_run(tmp_path: Path) -> None:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from dataclasses import replace
 
 import numpy as np
@@ -24,7 +23,6 @@ from gptembed.position_schemes import (
     loss_by_position,
     losses_by_length,
     make_batch,
-    rotate,
     token_losses,
     train,
 )
@@ -82,34 +80,6 @@ def test_every_gradient_of_every_scheme_matches_finite_differences(scheme: str, 
     )
     assert np.abs(numeric).max() > 1e-3, "the check needs gradients that are not ~0"
     np.testing.assert_allclose(grads[name], numeric, rtol=1e-5, atol=1e-8)
-
-
-def test_rotary_scores_depend_only_on_the_distance() -> None:
-    rng = np.random.default_rng(0)
-    q, k = rng.standard_normal(8), rng.standard_normal(8)  # one query and one key vector
-    seq = np.zeros((12, 8))
-
-    def score(i: int, j: int) -> float:
-        queries, keys = seq.copy(), seq.copy()
-        queries[i], keys[j] = q, k
-        return float(rotate(queries, 100.0)[i] @ rotate(keys, 100.0)[j])
-
-    assert score(5, 2) == pytest.approx(score(9, 6), abs=1e-12)
-    assert score(7, 7) == pytest.approx(float(q @ k), abs=1e-12)  # distance 0: no rotation
-    assert score(5, 2) != pytest.approx(score(5, 3))
-
-
-def test_rotation_keeps_lengths_and_its_inverse_undoes_it() -> None:
-    a = np.random.default_rng(1).standard_normal((2, 7, 6))
-    turned = rotate(a, 10.0)
-    np.testing.assert_allclose(np.linalg.norm(turned, axis=-1), np.linalg.norm(a, axis=-1))
-    np.testing.assert_allclose(rotate(turned, 10.0, inverse=True), a, atol=1e-12)
-    np.testing.assert_array_equal(turned[:, 0], a[:, 0])  # position 0 is not rotated
-
-
-def test_linear_bias_by_hand() -> None:
-    expected = [[0.0, 0.5, 1.0], [-0.5, 0.0, 0.5], [-1.0, -0.5, 0.0]]
-    np.testing.assert_array_equal(linear_bias(3, 0.5), expected)
 
 
 @pytest.mark.parametrize("scheme", ["alibi", "none"])
@@ -298,44 +268,9 @@ def test_losses_by_length_average_the_positions_each_length_adds() -> None:
 # Every input handled (issue 25).
 
 
-def test_rotate_computes_in_float_and_takes_only_a_bool_for_inverse() -> None:
-    ids = np.arange(12).reshape(3, 4)
-    turned = rotate(ids, 10.0)
-    assert turned.dtype == np.float64  # integers were once turned and truncated to integers
-    np.testing.assert_array_equal(turned, rotate(ids.astype(float), 10.0))
-    with pytest.raises(TypeError, match="inverse must be True or False, got 'no'"):
-        rotate(ids, 10.0, inverse="no")  # type: ignore[arg-type]
-
-
-@pytest.mark.parametrize("shape", [(4,), (0, 4), (2, 0, 4), (3, 5), (3, 0)])
-def test_rotate_refuses_what_has_no_positions_or_pairs(shape: tuple[int, ...]) -> None:
-    with pytest.raises(ValueError, match=rf"a must have shape \(\.\.\., T, H\) with T >= 1 and an "
-                       rf"even H >= 2, got {re.escape(str(shape))}"):  # fmt: skip
-        rotate(np.ones(shape), 10.0)
-
-
 def test_every_scheme_runs_an_empty_sequence_to_an_empty_result() -> None:
     for scheme in SCHEMES:
         assert forward(perturbed(tiny(scheme)), np.zeros((2, 0), int)).logits.shape == (2, 0, 5)
-
-
-@pytest.mark.parametrize(
-    ("args", "error", "message"),
-    [
-        ((2.5, 1.0), TypeError, "seq_len must be an integer >= 1, got 2.5"),
-        ((-2, 1.0), ValueError, "seq_len must be an integer >= 1, got -2"),
-        ((0, 1.0), ValueError, "seq_len must be an integer >= 1, got 0"),
-        ((3, np.nan), ValueError, "slope must be a finite number > 0, got nan"),
-        ((3, np.inf), ValueError, "slope must be a finite number > 0, got inf"),
-        ((3, 0.0), ValueError, "slope must be a finite number > 0, got 0.0"),
-        ((3, -0.5), ValueError, "slope must be a finite number > 0, got -0.5"),
-    ],
-)
-def test_linear_bias_refuses_what_alibi_slope_refuses(
-    args: tuple, error: type, message: str
-) -> None:
-    with pytest.raises(error, match=message):
-        linear_bias(*args)
 
 
 def test_losses_by_length_refuse_a_batch_of_curves() -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import re
 
 import numpy as np
 import pytest
@@ -10,6 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from gptembed import PAD_POSITION, position_ids_from_mask, sinusoidal_table
+from gptembed.positions import alibi_slopes, linear_bias, rotate
 
 
 def test_left_and_right_padding_count_real_tokens_from_zero() -> None:
@@ -118,3 +120,88 @@ def test_sinusoidal_table_refuses_bad_input(kwargs: dict, error: type, message: 
     args = {"max_seq_len": 4, "embed_dim": 4} | kwargs
     with pytest.raises(error, match=message):
         sinusoidal_table(**args)
+
+
+def test_rotary_scores_depend_only_on_the_distance() -> None:
+    rng = np.random.default_rng(0)
+    q, k = rng.standard_normal(8), rng.standard_normal(8)  # one query and one key vector
+    seq = np.zeros((12, 8))
+
+    def score(i: int, j: int) -> float:
+        queries, keys = seq.copy(), seq.copy()
+        queries[i], keys[j] = q, k
+        return float(rotate(queries, 100.0)[i] @ rotate(keys, 100.0)[j])
+
+    assert score(5, 2) == pytest.approx(score(9, 6), abs=1e-12)
+    assert score(7, 7) == pytest.approx(float(q @ k), abs=1e-12)  # distance 0: no rotation
+    assert score(5, 2) != pytest.approx(score(5, 3))
+
+
+def test_rotation_keeps_lengths_and_its_inverse_undoes_it() -> None:
+    a = np.random.default_rng(1).standard_normal((2, 7, 6))
+    turned = rotate(a, 10.0)
+    np.testing.assert_allclose(np.linalg.norm(turned, axis=-1), np.linalg.norm(a, axis=-1))
+    np.testing.assert_allclose(rotate(turned, 10.0, inverse=True), a, atol=1e-12)
+    np.testing.assert_array_equal(turned[:, 0], a[:, 0])  # position 0 is not rotated
+
+
+def test_linear_bias_by_hand() -> None:
+    expected = [[0.0, 0.5, 1.0], [-0.5, 0.0, 0.5], [-1.0, -0.5, 0.0]]
+    np.testing.assert_array_equal(linear_bias(3, 0.5), expected)
+
+
+def test_rotate_computes_in_float_and_takes_only_a_bool_for_inverse() -> None:
+    ids = np.arange(12).reshape(3, 4)
+    turned = rotate(ids, 10.0)
+    assert turned.dtype == np.float64  # integers were once turned and truncated to integers
+    np.testing.assert_array_equal(turned, rotate(ids.astype(float), 10.0))
+    with pytest.raises(TypeError, match="inverse must be True or False, got 'no'"):
+        rotate(ids, 10.0, inverse="no")  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("shape", [(4,), (0, 4), (2, 0, 4), (3, 5), (3, 0)])
+def test_rotate_refuses_what_has_no_positions_or_pairs(shape: tuple[int, ...]) -> None:
+    with pytest.raises(ValueError, match=rf"a must have shape \(\.\.\., T, H\) with T >= 1 and an "
+                       rf"even H >= 2, got {re.escape(str(shape))}"):  # fmt: skip
+        rotate(np.ones(shape), 10.0)
+
+
+@pytest.mark.parametrize(
+    ("args", "error", "message"),
+    [
+        ((2.5, 1.0), TypeError, "seq_len must be an integer >= 1, got 2.5"),
+        ((-2, 1.0), ValueError, "seq_len must be an integer >= 1, got -2"),
+        ((0, 1.0), ValueError, "seq_len must be an integer >= 1, got 0"),
+        ((3, np.nan), ValueError, "slope must be a finite number > 0, got nan"),
+        ((3, np.inf), ValueError, "slope must be a finite number > 0, got inf"),
+        ((3, 0.0), ValueError, "slope must be a finite number > 0, got 0.0"),
+        ((3, -0.5), ValueError, "slope must be a finite number > 0, got -0.5"),
+    ],
+)
+def test_linear_bias_refuses_what_alibi_slope_refuses(
+    args: tuple, error: type, message: str
+) -> None:
+    with pytest.raises(error, match=message):
+        linear_bias(*args)
+
+
+def test_rotate_at_given_positions_is_rotate_of_the_longer_sequence() -> None:
+    a = np.random.default_rng(0).standard_normal((2, 3, 4))
+    whole = rotate(np.concatenate([np.zeros((2, 5, 4)), a], axis=1), 10.0)
+    np.testing.assert_array_equal(rotate(a, 10.0, positions=[5, 6, 7]), whole[:, 5:])
+    np.testing.assert_array_equal(rotate(a, 10.0, positions=np.arange(3)), rotate(a, 10.0))
+    with pytest.raises(ValueError, match="positions must be >= 0, got -1"):
+        rotate(a, 10.0, positions=[-1, 0, 1])
+    with pytest.raises(ValueError, match=r"positions of shape \(2,\) do not broadcast"):
+        rotate(a, 10.0, positions=[0, 1])
+    with pytest.raises(TypeError, match="positions must be integers"):
+        rotate(a, 10.0, positions=[0.0, 1.0, 2.0])
+
+
+def test_alibi_slopes_are_the_papers_geometric_sequence() -> None:
+    np.testing.assert_array_equal(alibi_slopes(4), [1 / 4, 1 / 16, 1 / 64, 1 / 256])
+    np.testing.assert_array_equal(alibi_slopes(8), [2.0**-k for k in range(1, 9)])
+    # not a power of 2: the 4-head slopes, then every other slope of 8 heads
+    np.testing.assert_array_equal(alibi_slopes(6), [*alibi_slopes(4), 2.0**-1, 2.0**-3])
+    with pytest.raises(ValueError, match="n_heads must be"):
+        alibi_slopes(0)

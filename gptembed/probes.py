@@ -105,7 +105,7 @@ class ProbeScore:
 
 
 def _folds(
-    n_rows: int, n_folds: int, units: str = "rows", contiguous: bool = False
+    n_rows: int, n_folds: int, units: str = "rows", contiguous: bool = False, name: str = "table"
 ) -> list[NDArray[np.intp]]:
     """Held-out rows of each fold: every ``n_folds``-th row (a fixed interleaved split), or with
     ``contiguous`` consecutive blocks of rows (the first fold the first block).
@@ -113,7 +113,7 @@ def _folds(
     Every fold holds out at least two of the ``n_rows`` (``units`` names them in a message).
     """
     if n_rows < 4:
-        raise ValueError(f"table must have at least 4 {units} for 2 folds of 2, got {n_rows}")
+        raise ValueError(f"{name} must have at least 4 {units} for 2 folds of 2, got {n_rows}")
     n_folds = check_int_in_range(
         "n_folds", n_folds, 2, n_rows // 2, f" for {n_rows} {units} (two per fold)"
     )
@@ -169,6 +169,43 @@ def position_probe(
         x = rows[fit] - x_mean  # (n, D)
         weights = _ridge_fit(x, positions[fit] - y_mean, ridge)  # (D,)
         guess = (rows - x_mean) @ weights + y_mean  # (L,) every row's predicted position
+        train_err.append(np.abs(guess[fit] - positions[fit]).mean())
+        test_err.append(np.abs(guess[held] - positions[held]).mean())
+        base_err.append(np.abs(y_mean - positions[held]).mean())
+    return ProbeScore(float(np.mean(train_err)), float(np.mean(test_err)), float(np.mean(base_err)))
+
+
+def state_position_probe(states: ArrayLike, n_folds: int = 4, ridge: float = 1e-3) -> ProbeScore:
+    """How well a linear map reads the position ``t`` off a model's hidden state at ``t``.
+
+    :func:`position_probe` for hidden states instead of a table: ``states`` ``(B, T, D)`` hold
+    one vector per token of ``B`` sequences, so each position has ``B`` examples, and a state
+    carries its token as well as its position. Linear regression with an intercept (and a
+    ``ridge`` penalty as in :func:`position_probe`) from a state to its ``t``, fitted on the
+    states of some sequences and scored on the others (``n_folds`` folds of whole sequences), so
+    a probe that memorised a sequence's tokens gains nothing. Errors are mean absolute errors in
+    positions. The probe of Haviv et al. 2022 ("Transformer Language Models without Positional
+    Encodings Still Learn Positional Information", arXiv:2203.16634) is of this kind.
+
+    Raises:
+        TypeError: states that are not real numbers.
+        ValueError: states that are not ``(B, T, D)`` with ``B >= 4``, or hold a NaN or inf;
+            ``n_folds`` not in ``[2, B // 2]``; a negative or non-finite ``ridge``.
+    """
+    array = check_real_array("states", states)
+    if array.ndim != 3 or 0 in array.shape:
+        raise ValueError(f"states must be a non-empty (B, T, D) array, got shape {array.shape}")
+    ridge = check_float("ridge", ridge, minimum=0)
+    n_seqs, seq_len, _ = array.shape
+    positions = np.broadcast_to(np.arange(seq_len, dtype=np.float64), (n_seqs, seq_len))
+    train_err, test_err, base_err = [], [], []
+    for held in _folds(n_seqs, n_folds, units="sequences", name="states"):
+        fit = np.setdiff1d(np.arange(n_seqs), held)
+        x_fit = array[fit].reshape(-1, array.shape[2])  # (n T, D)
+        y_fit = positions[fit].reshape(-1)
+        x_mean, y_mean = x_fit.mean(axis=0), y_fit.mean()
+        weights = _ridge_fit(x_fit - x_mean, y_fit - y_mean, ridge)
+        guess = (array - x_mean) @ weights + y_mean  # (B, T)
         train_err.append(np.abs(guess[fit] - positions[fit]).mean())
         test_err.append(np.abs(guess[held] - positions[held]).mean())
         base_err.append(np.abs(y_mean - positions[held]).mean())

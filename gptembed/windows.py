@@ -13,7 +13,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from ._checks import check_int, check_integer_array
-from .optim import cross_entropy
+from .optim import cross_entropy, losses_of_logits
 
 
 def sliding_window_losses(
@@ -60,3 +60,55 @@ def sliding_window_losses(
         logits = next_logits(context)[:, -1]  # (b, V)
         losses[n] = cross_entropy(logits, y[scored, n])[0]
     return losses
+
+
+def crop_losses(
+    next_logits: Callable[[NDArray[np.intp]], NDArray[np.floating]],
+    inputs: ArrayLike,
+    targets: ArrayLike,
+    keep: int,
+    at: ArrayLike,
+) -> NDArray[np.float64]:
+    """Loss of each prediction at the positions ``at`` when the model sees only the last ``keep``
+    ids: the history-truncation measure of Khandelwal et al. 2018 ("Sharp Nearby, Fuzzy Far
+    Away", arXiv:1805.04623, section 4).
+
+    The prediction at position ``n`` is made from ``inputs[:, n - keep + 1 : n + 1]`` alone,
+    re-embedded from position 0 (as :func:`sliding_window_losses` does once its window is full),
+    and scored against ``targets[:, n]``. All the crops run as one batch.
+
+    Args:
+        next_logits: ids ``(b, keep)`` -> logits ``(b, keep, V)``.
+        inputs, targets: ``(B, N)`` ids and next-id targets.
+        keep: how many ids the model sees, the last of them the one at ``n``.
+        at: positions ``n``, each in ``[keep - 1, N)``.
+
+    Returns:
+        ``(B, len(at))`` cross-entropy (nats) of each prediction.
+
+    Raises:
+        ValueError: ``inputs`` and ``targets`` are not ``(B, N)`` of one shape; a position of
+            ``at`` outside ``[keep - 1, N)``; a target outside ``[0, V)``.
+        TypeError: ``next_logits`` is not callable, or the ids or positions not integers.
+        TypeError, ValueError: ``keep`` is not a positive integer.
+    """
+    if not callable(next_logits):
+        raise TypeError(f"next_logits must be a callable taking ids (B, t), got {next_logits!r}")
+    ids = check_integer_array("inputs", inputs, None)
+    y = check_integer_array("targets", targets, None)
+    if ids.ndim != 2 or ids.shape != y.shape:
+        raise ValueError(
+            f"inputs and targets must be (B, N) arrays of one shape, got {ids.shape} and {y.shape}"
+        )
+    keep = check_int("keep", keep)
+    ends = check_integer_array("at", at, None).reshape(-1)
+    n_steps = ids.shape[1]
+    if ends.size and (ends.min() < keep - 1 or ends.max() >= n_steps):
+        raise ValueError(
+            f"at must hold positions in [{keep - 1}, {n_steps}) (a full crop of {keep} ids "
+            f"ending there), got {ends.min()} to {ends.max()}"
+        )
+    window = ends[:, None] - keep + 1 + np.arange(keep)  # (len(at), keep) positions
+    crops = ids[:, window].reshape(-1, keep).astype(np.intp)  # (B * len(at), keep)
+    logits = next_logits(crops)[:, -1]  # (B * len(at), V)
+    return losses_of_logits(logits, y[:, ends].reshape(-1)).reshape(len(ids), len(ends))

@@ -18,6 +18,7 @@ from gptembed.probes import (
     random_walk,
     shift_probe,
     similarity_by_lag,
+    state_position_probe,
 )
 
 
@@ -260,3 +261,21 @@ def test_term_spread_ignores_what_is_constant_along_a_query_row() -> None:
     expected = np.mean([np.var(np.arange(i + 1.0)) for i in range(1, 4)])
     assert spread["token_position"] == pytest.approx(expected)
     assert spread["total"] == pytest.approx(expected)
+
+
+def test_state_position_probe_reads_a_position_direction_and_not_noise() -> None:
+    rng = np.random.default_rng(0)
+    noise = rng.standard_normal((16, 32, 8))  # 16 sequences of 32 states: tokens, no position
+    with_position = noise.copy()
+    with_position[..., 0] += np.arange(32)  # position along one direction
+    readable = state_position_probe(with_position)
+    blind = state_position_probe(noise)
+    assert readable.held_out < 0.15 * readable.baseline  # off by the noise in that direction
+    assert blind.held_out > 0.95 * blind.baseline
+    assert blind.baseline == pytest.approx(8.0, abs=0.01)  # mean |t - 15.5| over t = 0 .. 31
+    with pytest.raises(ValueError, match=r"states must be a non-empty \(B, T, D\) array"):
+        state_position_probe(noise[0])
+    with pytest.raises(ValueError, match="states must have at least 4 sequences for 2 folds"):
+        state_position_probe(noise[:3])
+    with pytest.raises(ValueError, match=r"states holds nan at index \(0, 9, 7\)"):
+        state_position_probe(np.where(noise > 2, np.nan, noise))

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from gptembed.optim import cross_entropy
-from gptembed.windows import sliding_window_losses
+from gptembed.windows import crop_losses, sliding_window_losses
 
 
 def test_each_step_sees_the_last_window_ids_from_position_zero() -> None:
@@ -63,3 +63,24 @@ def test_window_losses_refuse_what_they_cannot_score(
     """NaN targets once passed as "not scored" (NaN >= 0 is False): a stream of nan losses."""
     with pytest.raises(error, match=message):
         call()
+
+
+def test_crop_losses_score_each_position_from_its_last_ids_alone() -> None:
+    """Each crop is what sliding_window_losses gives that step once its window is full."""
+    rng = np.random.default_rng(0)
+    table = rng.standard_normal((5, 3, 5))  # logits depend on the crop's ids and their order
+
+    def next_logits(ids: np.ndarray) -> np.ndarray:
+        return table[ids, np.arange(ids.shape[1]) % 3]
+
+    inputs = rng.integers(5, size=(2, 9))
+    targets = rng.integers(5, size=(2, 9))
+    cropped = crop_losses(next_logits, inputs, targets, keep=3, at=[2, 5, 8])
+    assert cropped.shape == (2, 3)
+    sliding = sliding_window_losses(next_logits, inputs, targets, window=3)
+    np.testing.assert_allclose(cropped.mean(axis=0), sliding[[2, 5, 8]], rtol=1e-12)
+    for at, message in [([1], r"at must hold positions in \[2, 9\)"), ([9], r"got 9 to 9")]:
+        with pytest.raises(ValueError, match=message):
+            crop_losses(next_logits, inputs, targets, keep=3, at=at)
+    with pytest.raises(TypeError, match="at must be integers"):
+        crop_losses(next_logits, inputs, targets, keep=3, at=[2.0])

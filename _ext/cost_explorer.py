@@ -7,13 +7,13 @@ package. The page loads it and ``cost_explorer.js`` (next to this file) with pla
 src>`` tags, which work from ``file://`` too (a ``fetch`` of a JSON file would not), and the
 script only looks values up and shows them. The three files are added to the pages that hold
 the directive and to no other. In the chapter's downloadable copy, the directive becomes a
-sentence that says where the explorer is.
+sentence that says where the explorer is (``readable_downloads.add_download_text``).
 """
 
 from __future__ import annotations
 
+import functools
 import json
-import re
 import shutil
 from html import escape
 from pathlib import Path
@@ -23,17 +23,18 @@ from docutils import nodes
 from sphinx.application import Sphinx
 from sphinx.util.docutils import SphinxDirective
 
+from _ext.readable_downloads import add_download_text
 from gptembed.explorer import explorer_grid
 
 HERE = Path(__file__).parent
 SCRIPT, STYLE, DATA = "cost_explorer.js", "cost_explorer.css", "cost_explorer_data.js"
 START = {"model": "gpt2-small", "length": 1024, "dtype": 0, "batch": 1, "mode": "eager"}
 """The setting the explorer opens at: GPT-2 small at its own 1,024 tokens, fp32, one sequence."""
-FENCE = re.compile(r"^(`{3,}|:{3,})\{cost-explorer\}[^\n]*\n(?:.*\n)*?\1[ \t]*$", re.MULTILINE)
 IN_DOWNLOAD = (
     "*The cost explorer is on this chapter's page in the book; `context_costs` (below) "
     "computes every number it shows.*"
 )
+"""What the directive becomes in the chapter's downloadable copy."""
 HELD = '<span class="ce-held"></span>'
 """Where a heading names what the chosen kind of attention holds (the script fills it in)."""
 ROWS = (
@@ -55,6 +56,12 @@ ROWS = (
     ),
 )
 """The result table's rows: each heading, and the ``<data>`` slots the script fills."""
+
+
+@functools.cache
+def grid() -> dict[str, Any]:
+    """``gptembed.explorer.explorer_grid()``, computed once a process (it is the same each time)."""
+    return explorer_grid()
 
 
 def _options(labels: list[str], selected: int) -> str:
@@ -140,7 +147,7 @@ class CostExplorer(SphinxDirective):
 
 
 def visit_html(translator: Any, node: cost_explorer) -> None:
-    translator.body.append(explorer_html(translator.builder.app.cost_explorer_grid))
+    translator.body.append(explorer_html(grid()))
     raise nodes.SkipNode
 
 
@@ -160,13 +167,12 @@ def add_page_files(
 
 
 def write_files(app: Sphinx, exception: Exception | None) -> None:
-    """Write the grid and copy the script and style into ``_static``; in the downloadable copy
-    of each chapter, turn the directive into a sentence. Runs before readable_downloads."""
+    """Write the grid, and copy the script and style, into the build's ``_static``."""
     if exception is not None or app.builder.format != "html":
         return
     static = Path(app.outdir) / "_static"
     static.mkdir(parents=True, exist_ok=True)
-    data = json.dumps(app.cost_explorer_grid, separators=(",", ":"))
+    data = json.dumps(grid(), separators=(",", ":"))
     (static / DATA).write_text(
         f"// gptembed.explorer.explorer_grid(), written by the book's build.\n"
         f"window.GPTEMBED_COST_GRID = {data};\n",
@@ -174,21 +180,9 @@ def write_files(app: Sphinx, exception: Exception | None) -> None:
     )
     for name in (SCRIPT, STYLE):
         shutil.copyfile(HERE / name, static / name)
-    for path in (Path(app.outdir) / "_sources").rglob("*.ipynb"):
-        text = path.read_text(encoding="utf8")
-        notebook = json.loads(text)
-        changed = False
-        for cell in notebook["cells"]:
-            source = "".join(cell["source"])
-            if cell["cell_type"] == "markdown" and FENCE.search(source):
-                cell["source"] = FENCE.sub(IN_DOWNLOAD, source)
-                changed = True
-        if changed:
-            path.write_text(json.dumps(notebook, indent=1, ensure_ascii=False) + "\n", "utf8")
 
 
 def setup(app: Sphinx) -> dict[str, Any]:
-    app.cost_explorer_grid = explorer_grid()  # type: ignore[attr-defined]
     app.add_node(
         cost_explorer,
         html=(visit_html, None),
@@ -199,5 +193,6 @@ def setup(app: Sphinx) -> dict[str, Any]:
     )
     app.add_directive("cost-explorer", CostExplorer)
     app.connect("html-page-context", add_page_files)
-    app.connect("build-finished", write_files, priority=400)  # before readable_downloads (500)
+    app.connect("build-finished", write_files)
+    add_download_text(app, "cost-explorer", IN_DOWNLOAD)
     return {"version": "1.0", "parallel_read_safe": True, "parallel_write_safe": True}

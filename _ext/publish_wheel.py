@@ -18,15 +18,11 @@ from typing import Any
 from sphinx.application import Sphinx
 from sphinx.errors import ExtensionError
 
+from tools.install_cell import WHEEL_DIR, wheel_name
+
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE_FILES = ("gptembed", "pyproject.toml", "README.md")
 """What building the wheel reads (the README is the package's long description)."""
-
-sys.path.insert(0, str(ROOT / "tools"))
-try:
-    from install_cell import WHEEL_DIR, wheel_name
-finally:
-    sys.path.remove(str(ROOT / "tools"))
 
 
 def start_wheel(workdir: Path, root: Path = ROOT) -> subprocess.Popen[str]:

@@ -5,26 +5,34 @@ markdown is written for the book: ``{glue:text}`name:fmt``` roles that myst-nb f
 ``{numref}``, ``{ref}`` and ``{doc}`` cross-references, and sphinx-exercise's fenced
 ``exercise-start`` / ``solution-start`` directives. In plain Jupyter those show as raw syntax.
 
-After an HTML build, this extension rewrites those copies (never the chapters themselves):
+After an HTML build, one handler rewrites those copies (never the chapters themselves), each
+markdown cell in these steps, in this order:
 
-- a glue role becomes the value glued in that notebook's stored outputs, formatted as myst-nb
-  formats it (the format spec applied to the number when the glued text is a number);
-- ``{numref}`` becomes the number the book shows ("Fig. 2"), ``{ref}`` the target's title and
-  ``{doc}`` the page's title (an explicit link text wins in all three);
-- an exercise becomes a bold "Exercise N" line with its text, a solution a bold
-  "Solution to Exercise N" line with its cells; the closing directives and MyST targets go;
-- any other role keeps only its text.
+1. a fenced directive that another extension registered with ``add_download_text`` (one whose
+   output only the book's page can show, such as the cost explorer) becomes that extension's
+   text;
+2. an exercise becomes a bold "Exercise N" line with its text, a solution a bold
+   "Solution to Exercise N" line with its cells; the closing directives and MyST targets go;
+3. a glue role becomes the value glued in that notebook's stored outputs, formatted as myst-nb
+   formats it (the format spec applied to the number when the glued text is a number);
+   ``{numref}`` becomes the number the book shows ("Fig. 2"), ``{ref}`` the target's title and
+   ``{doc}`` the page's title (an explicit link text wins in all three); any other role keeps
+   only its text;
+4. runs of blank lines left by the steps become one (none at either end), and a markdown cell
+   left empty is dropped.
 """
 
 from __future__ import annotations
 
 import ast
 import re
+from collections.abc import Iterable
 from pathlib import Path, PurePosixPath
-from typing import Any
+from typing import Any, cast
 
 import nbformat
 from sphinx.application import Sphinx
+from sphinx.domains.std import StandardDomain
 from sphinx.util import logging
 
 logger = logging.getLogger(__name__)
@@ -38,6 +46,34 @@ GATED = re.compile(
     re.MULTILINE,
 )
 TARGET_LINE = re.compile(r"^\([\w.:-]+\)=[ \t]*\n?", re.MULTILINE)
+TEXTS = "readable_downloads_texts"
+"""The app's attribute that holds the texts registered by ``add_download_text``, by directive."""
+
+
+def add_download_text(app: Sphinx, directive: str, text: str) -> None:
+    """In every downloadable copy, replace each fenced ``{directive}`` block with ``text``.
+
+    For a directive whose output only the book's page can show: its extension calls this from
+    its ``setup`` (which sets this extension up first, if the book has not yet).
+    """
+    app.setup_extension(__name__)
+    _texts(app)[directive] = text
+
+
+def _texts(app: Sphinx) -> dict[str, str]:
+    """The texts registered for ``app``, by directive (``setup`` gives the app an empty dict)."""
+    texts: dict[str, str] = getattr(app, TEXTS)
+    return texts
+
+
+def fenced(directives: Iterable[str]) -> re.Pattern[str]:
+    """A fenced block (backticks or colons, any options and content) of one of ``directives``,
+    whose name is the group ``name``; with no directives, a pattern that matches nothing."""
+    names = "|".join(map(re.escape, directives)) or "(?!)"
+    return re.compile(
+        rf"^(?P<fence>`{{3,}}|:{{3,}})\{{(?P<name>{names})\}}[^\n]*\n(?:.*\n)*?(?P=fence)[ \t]*$",
+        re.MULTILINE,
+    )
 
 
 def glued_values(nb: Any) -> dict[str, str]:
@@ -81,7 +117,9 @@ class Rewriter:
         self.config = app.config
         self.docname = docname
         self.glue = glued_values(nb)
-        self.std = app.env.get_domain("std")
+        self.std = cast(StandardDomain, app.env.get_domain("std"))
+        self.texts = _texts(app)
+        self.fenced = fenced(self.texts)
 
     def number(self, kind: str, docname: str, node_id: str) -> str | None:
         """The number Sphinx gave the ``kind`` (figure, exercise, ...) ``node_id``, as shown."""
@@ -152,6 +190,8 @@ class Rewriter:
         return f"**Solution to Exercise {number}**\n" if number else "**Solution**\n"
 
     def markdown(self, text: str) -> str:
+        """A markdown cell's source, rewritten in the steps the module's docstring lists."""
+        text = self.fenced.sub(lambda block: self.texts[block["name"]], text)
         text = GATED.sub(self.directive, text)
         text = TARGET_LINE.sub("", text)
         text = ROLE.sub(self.role, text)
@@ -180,5 +220,6 @@ def rewrite_downloads(app: Sphinx, exception: Exception | None) -> None:
 
 
 def setup(app: Sphinx) -> dict[str, Any]:
+    setattr(app, TEXTS, {})
     app.connect("build-finished", rewrite_downloads)
     return {"version": "1.0", "parallel_read_safe": True, "parallel_write_safe": True}

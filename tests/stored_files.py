@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import importlib.util
+import importlib
 from collections.abc import Callable
 from contextlib import nullcontext
 from pathlib import Path
@@ -10,8 +10,6 @@ from types import ModuleType
 from typing import Any
 
 import pytest
-
-TOOLS = Path(__file__).resolve().parent.parent / "tools"
 
 
 def savez_that_fails(error: BaseException) -> Callable[..., None]:
@@ -26,12 +24,8 @@ def savez_that_fails(error: BaseException) -> Callable[..., None]:
 
 
 def load_tool(name: str, monkeypatch: pytest.MonkeyPatch) -> ModuleType:
-    """``tools/NAME.py`` imported from its file (the tools are scripts, not a package); the BLAS
-    variables it sets on import are put back after the test."""
+    """``tools/NAME.py``, imported as ``tools.NAME``; the BLAS variables that importing it sets
+    (``tools/_cli.py``) are put back after the test."""
     for var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
         monkeypatch.setenv(var, "1")
-    spec = importlib.util.spec_from_file_location(f"tool_{name}", TOOLS / f"{name}.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return importlib.import_module(f"tools.{name}")

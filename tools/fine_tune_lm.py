@@ -7,28 +7,28 @@ For the stored model of the seed (``gptembed.gpt.stored_run``), each of ``fresh`
 ``gptembed.growth.fine_tune_config`` says, every array, on windows of 256 characters, with the
 held-out loss at the trained and the new positions measured every 25 steps. Chapter 9 plots what
 this stores; ``tests/test_growth.py`` re-runs the first steps and matches the stored curves. BLAS
-runs on one thread, as in ``tools/train_lm.py``.
+runs on one thread (``tools/_cli.py``), as in ``tools/train_lm.py``.
 """
 
 from __future__ import annotations
 
+# First, before numpy loads: BLAS on one thread (tools/_cli.py).
+if __package__:  # imported, as tools.fine_tune_lm
+    from tools import _cli
+else:  # run as a script, `python tools/fine_tune_lm.py`: imports look in tools/ first
+    import _cli  # type: ignore[no-redef]
+
 import os
+import platform
+import sys
+import time
 
-for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
-    os.environ[_var] = "1"
+import numpy as np
 
-import argparse  # noqa: E402
-import platform  # noqa: E402
-import sys  # noqa: E402
-import time  # noqa: E402
-from pathlib import Path  # noqa: E402
-
-import numpy as np  # noqa: E402
-
-from gptembed.corpus import held_out_stream, random_windows, train_stream  # noqa: E402
-from gptembed.embedding import EXTENSIONS  # noqa: E402
-from gptembed.gpt import GPT, npz_path, stored_run, train  # noqa: E402
-from gptembed.growth import (  # noqa: E402
+from gptembed.corpus import held_out_stream, random_windows, train_stream
+from gptembed.embedding import EXTENSIONS
+from gptembed.gpt import GPT, stored_run, train
+from gptembed.growth import (
     GROWN_LEN,
     GrowthCurves,
     fine_tune_config,
@@ -44,19 +44,10 @@ EVAL_WINDOWS, EVAL_SEED = 32, 5
 HELD_OUT = random_windows(held_out_stream(), EVAL_WINDOWS, GROWN_LEN, seed=EVAL_SEED)
 """The held-out windows of 256 characters the curves are measured on (stored in the info)."""
 
-DATA = Path(__file__).resolve().parent.parent / "gptembed" / "data"
-
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--seed", type=int, default=0, help="the stored model to grow")
-    parser.add_argument("--out", type=Path, help="where to store (default: the package's data)")
-    args = parser.parse_args()
-    try:  # before training for minutes: the folder exists and the file (.npz added) is no folder
-        out = npz_path(args.out or DATA / f"grown_seed{args.seed}.npz")
-    except ValueError as err:
-        parser.error(f"--out: {err}")
-    run = stored_run(seed=args.seed)
+    seed, out = _cli.seed_and_out(__doc__.split("\n")[0], "the stored model to grow", "grown")
+    run = stored_run(seed=seed)
     config = fine_tune_config(run.config)
     trained_len = run.config.seq_len
     steps = [0, *range(EVAL_EVERY, config.steps + 1, EVAL_EVERY)]
@@ -79,7 +70,7 @@ def main() -> None:
         losses[method] = train(config, train_stream(), model, after_step=measure).losses
     seconds = time.perf_counter() - start
     info = {
-        "command": f"python tools/fine_tune_lm.py --seed {args.seed}",
+        "command": f"python tools/fine_tune_lm.py --seed {seed}",
         "seconds": round(seconds, 1),
         "held_out_windows": {"windows": EVAL_WINDOWS, "seed": EVAL_SEED},
         "cores": os.cpu_count(),

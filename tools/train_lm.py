@@ -6,37 +6,30 @@
 The chapters never train this model: they load what this stores (``gptembed.gpt.stored_run``),
 the weights, the loss of every step and the held-out loss every 100 steps, with the wall time
 and the machine's load while it ran. ``tests/test_gpt.py`` re-runs the first steps and
-matches the stored curve. BLAS runs on one thread (set below, before numpy loads), so a re-run on
-the same machine gives the same bits whatever the machine's thread count; another CPU may round
-differently in the last bits.
+matches the stored curve. BLAS runs on one thread (``tools/_cli.py``, imported before numpy
+loads), so a re-run on the same machine gives the same bits whatever the machine's thread count;
+another CPU may round differently in the last bits.
 """
 
 from __future__ import annotations
 
+# First, before numpy loads: BLAS on one thread (tools/_cli.py).
+if __package__:  # imported, as tools.train_lm
+    from tools import _cli
+else:  # run as a script, `python tools/train_lm.py`: imports look in tools/ first
+    import _cli  # type: ignore[no-redef]
+
+import datetime
 import os
+import platform
+import sys
+import time
+from pathlib import Path
 
-for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
-    os.environ[_var] = "1"
+import numpy as np
 
-import argparse  # noqa: E402
-import datetime  # noqa: E402
-import platform  # noqa: E402
-import sys  # noqa: E402
-import time  # noqa: E402
-from pathlib import Path  # noqa: E402
-
-import numpy as np  # noqa: E402
-
-from gptembed.corpus import held_out_stream, random_windows, train_stream  # noqa: E402
-from gptembed.gpt import (  # noqa: E402
-    GPT,
-    GPTConfig,
-    StoredRun,
-    evaluate,
-    npz_path,
-    save,
-    train,
-)
+from gptembed.corpus import held_out_stream, random_windows, train_stream
+from gptembed.gpt import GPT, GPTConfig, StoredRun, evaluate, save, train
 
 CONFIG = GPTConfig(
     seq_len=128,
@@ -57,8 +50,6 @@ HELD_OUT_WINDOWS, HELD_OUT_SEED = 64, 99
 HELD_OUT = random_windows(held_out_stream(), HELD_OUT_WINDOWS, CONFIG.seq_len, seed=HELD_OUT_SEED)
 """The held-out windows the curve is measured on (stored in the run's info)."""
 
-DATA = Path(__file__).resolve().parent.parent / "gptembed" / "data"
-
 
 def _cpu() -> str:
     try:
@@ -71,15 +62,8 @@ def _cpu() -> str:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--seed", type=int, default=0, help="seed of the weights and batches")
-    parser.add_argument("--out", type=Path, help="where to store (default: the package's data)")
-    args = parser.parse_args()
-    try:  # before training for minutes: the folder exists and the file (.npz added) is no folder
-        out = npz_path(args.out or DATA / f"gpt_seed{args.seed}.npz")
-    except ValueError as err:
-        parser.error(f"--out: {err}")
-    config = GPTConfig(**{**vars(CONFIG), "seed": args.seed})
+    seed, out = _cli.seed_and_out(__doc__.split("\n")[0], "seed of the weights and batches", "gpt")
+    config = GPTConfig(**{**vars(CONFIG), "seed": seed})
     held_steps: list[int] = []
     held_losses: list[float] = []
     load_start = os.getloadavg()
@@ -99,7 +83,7 @@ def main() -> None:
     result = train(config, train_stream(), after_step=log)
     seconds = time.perf_counter() - start
     info = {
-        "command": f"python tools/train_lm.py --seed {args.seed}",
+        "command": f"python tools/train_lm.py --seed {seed}",
         "seconds": round(seconds, 1),
         "finished": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
         "cpu": _cpu(),

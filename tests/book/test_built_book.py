@@ -5,7 +5,6 @@ from __future__ import annotations
 import ast
 import json
 import re
-import sys
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
@@ -183,11 +182,8 @@ def test_the_wheel_the_install_cell_names_is_published_with_the_book() -> None:
     this checkout's package: each file byte for byte, its dependencies as pyproject says."""
     import zipfile
 
-    sys.path.insert(0, str(ROOT / "tools"))
-    try:
-        from install_cell import WHEEL_DIR, wheel_name
-    finally:
-        sys.path.remove(str(ROOT / "tools"))
+    from tools.install_cell import WHEEL_DIR, wheel_name
+
     published = sorted(p.name for p in (BUILD / WHEEL_DIR).iterdir())
     assert published == [wheel_name()], published
     with zipfile.ZipFile(BUILD / WHEEL_DIR / wheel_name()) as wheel:
@@ -271,11 +267,8 @@ def test_downloaded_chapter_shows_glued_values_as_the_page_does(docname: str) ->
 
 def test_glue_formatting_matches_myst_nb() -> None:
     """The download rewriter formats glued text as myst-nb does: numbers by the spec's type."""
-    sys.path.insert(0, str(ROOT / "_ext"))
-    try:
-        from readable_downloads import format_glued
-    finally:
-        sys.path.remove(str(ROOT / "_ext"))
+    from _ext.readable_downloads import format_glued
+
     assert format_glued("38597376", ",") == "38,597,376"
     assert format_glued("3.9154956505114233", ".2f") == "3.92"
     assert format_glued("786432", ".3f") == "786432.000"

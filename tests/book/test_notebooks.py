@@ -7,11 +7,11 @@ nothing to compare and passes silently; these checks close that gap.
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
-from types import ModuleType
 
 import pytest
+
+from tools import install_cell, store_outputs
 
 pytestmark = pytest.mark.toolchain
 
@@ -120,23 +120,13 @@ def test_errors_show_only_their_message(path: Path) -> None:
     assert not long, f"{path.name}: cells {long} stored a full traceback: add %xmode Minimal"
 
 
-def _store_outputs() -> ModuleType:
-    """tools/store_outputs.py, the step `./dev execute` stores outputs with."""
-    sys.path.insert(0, str(ROOT / "tools"))
-    try:
-        import store_outputs
-    finally:
-        sys.path.remove(str(ROOT / "tools"))
-    return store_outputs
-
-
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.name for p in NOTEBOOKS])
 def test_stored_as_dev_execute_writes_it(path: Path) -> None:
     """Each chapter is in the canonical form `./dev execute` stores, so re-runs diff cleanly."""
     import nbformat
 
     stored = nbformat.read(path, as_version=4)
-    canonical = _store_outputs().canonical(nbformat.from_dict(json.loads(json.dumps(stored))))
+    canonical = store_outputs.canonical(nbformat.from_dict(json.loads(json.dumps(stored))))
     assert canonical == stored, (
         f"{path.name} is not stored canonically (split streams, timing metadata or a detailed "
         f"language_info): run .venv/bin/python tools/store_outputs.py book/{path.name}"
@@ -157,7 +147,7 @@ def test_consecutive_streams_of_one_name_are_merged() -> None:
     cell.metadata["execution"] = {"iopub.status.busy": "2026-11-29T15:00:00"}
     nb = nbformat.v4.new_notebook(cells=[cell])
     nb.metadata["language_info"] = {"name": "python", "version": "3.11.7"}
-    out = _store_outputs().canonical(nb)
+    out = store_outputs.canonical(nb)
     assert [(o.name, o.text) for o in out.cells[0].outputs] == [
         ("stdout", "1\n2\n"),
         ("stderr", "warning\n"),
@@ -173,11 +163,6 @@ def test_every_chapter_opens_with_the_one_install_cell(path: Path) -> None:
     """Opened outside a clone, a chapter's first code cell installs gptembed (the install test
     runs it in a fresh venv): in every chapter, the collapsed cell `tools/install_cell.py`
     makes."""
-    sys.path.insert(0, str(ROOT / "tools"))
-    try:
-        import install_cell
-    finally:
-        sys.path.remove(str(ROOT / "tools"))
     assert install_cell.problems(path) == [], (
         f"{path.name}: run python tools/install_cell.py --write"
     )

@@ -30,19 +30,12 @@ CHAPTER = sorted((ROOT / "book").glob("[0-9][0-9]_*.ipynb"))[-1]
 pytestmark = pytest.mark.toolchain  # the tool reads YAML and notebooks: not the unit extras
 
 
-def _module(folder: str, name: str) -> ModuleType:
-    """``folder/name.py`` of the checkout, imported (only when a test runs: it needs the tools)."""
-    sys.path.insert(0, str(ROOT / folder))
-    try:
-        return __import__(name)
-    finally:
-        sys.path.remove(str(ROOT / folder))
-
-
 @pytest.fixture
 def install_cell() -> ModuleType:
-    """`tools/install_cell.py`."""
-    return _module("tools", "install_cell")
+    """`tools/install_cell.py` (imported only when a test runs: it needs the tools)."""
+    from tools import install_cell
+
+    return install_cell
 
 
 def _copy_config(tmp_path: Path, url: str) -> Path:
@@ -135,8 +128,10 @@ def _run(cwd: Path, *args: object) -> subprocess.CompletedProcess:
 @pytest.fixture
 def site(tmp_path: Path, install_cell: ModuleType) -> Iterator[str]:
     """The published site's wheel, built as the book's build builds it, served on 127.0.0.1."""
+    from _ext import publish_wheel
+
     folder = tmp_path / "site"
-    wheel = _module("_ext", "publish_wheel").build_wheel(folder / install_cell.WHEEL_DIR)
+    wheel = publish_wheel.build_wheel(folder / install_cell.WHEEL_DIR)
     assert wheel.name == install_cell.wheel_name()
     with serving(folder) as url:
         yield url

@@ -1,0 +1,143 @@
+"""The book's Sphinx extensions (`_ext/`) on a small site, built once for all these tests.
+
+`roots/test-site` is configured as the book is (myst-nb rendering stored outputs, sphinx-exercise,
+numbered figures, the download source as `.ipynb`) and its one chapter uses what each extension
+handles: a glued number, a numbered figure and a reference to it, an exercise and its solution,
+and the cost explorer. Its `conf.py` adds an inline script as sphinx-thebe does, and its layout a
+font preload as the older theme does, so both fixes have something to fix. The build goes to a
+temporary folder, with Sphinx's own test application.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+from io import StringIO
+from pathlib import Path
+from typing import Any, NamedTuple
+
+import pytest
+from sphinx.testing.util import SphinxTestApp
+
+from _ext.cost_explorer import DATA, HERE, IN_DOWNLOAD, SCRIPT, STYLE, explorer_html
+from gptembed.explorer import explorer_grid
+
+pytestmark = pytest.mark.toolchain  # Sphinx, myst-nb and sphinx-exercise: the book's tools
+
+SITE = Path(__file__).parent / "roots" / "test-site"
+INLINE_SCRIPT = "<script>const EXTENSIONS_SITE = true;</script>"
+"""The inline script the site's conf.py adds."""
+
+
+class Built(NamedTuple):
+    """The built site: its source folder, its HTML folder and what Sphinx warned of."""
+
+    src: Path
+    html: Path
+    warnings: str
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory: pytest.TempPathFactory) -> Built:
+    """The site, copied to a temporary folder and built there as HTML."""
+    src = tmp_path_factory.mktemp("site") / "src"
+    shutil.copytree(SITE, src)
+    warnings = StringIO()
+    app = SphinxTestApp("html", srcdir=src, status=StringIO(), warning=warnings)
+    try:
+        app.build()
+    finally:
+        app.cleanup()
+    return Built(src, Path(app.outdir), warnings.getvalue())
+
+
+@pytest.fixture(scope="module")
+def grid() -> dict[str, Any]:
+    """``gptembed.explorer.explorer_grid()``, computed here rather than taken from the build."""
+    return explorer_grid()
+
+
+def _page(built: Built, name: str) -> str:
+    return (built.html / f"{name}.html").read_text(encoding="utf8")
+
+
+def test_the_site_builds_without_a_warning(built: Built) -> None:
+    """As the book's build is strict (-W), so is this one."""
+    assert built.warnings == ""
+
+
+def test_the_chapter_shows_its_glued_number_figure_reference_and_exercise(built: Built) -> None:
+    """What myst-nb, Sphinx's numfig and sphinx-exercise make of the chapter with the book's
+    extensions loaded: the number glued in a stored output, formatted; "Fig. 1"; "Exercise 1"."""
+    page = _page(built, "chapter")
+    assert '<span class="caption-number">Fig. 1 </span><span class="caption-text">A dot.' in page
+    assert (
+        'Pi is about <span class="pasted-text">3.14</span>, and <a class="reference internal" '
+        'href="#fig-dot"><span class="std std-numref">Fig. 1</span></a> shows a dot.'
+    ) in page
+    assert '<span class="caption-number">Exercise 1 </span>' in page
+
+
+def test_the_explorer_and_its_files_are_on_its_page_and_no_other(
+    built: Built, grid: dict[str, Any]
+) -> None:
+    """cost_explorer: the directive writes the explorer's markup, and only its page loads the
+    data, the script and the style."""
+    tags = (
+        f'<link rel="stylesheet" type="text/css" href="_static/{STYLE}" />',
+        f'<script src="_static/{DATA}"></script>',
+        f'<script src="_static/{SCRIPT}"></script>',
+    )
+    chapter, index = _page(built, "chapter"), _page(built, "index")
+    assert explorer_html(grid) in chapter
+    assert all(tag in chapter for tag in tags), tags
+    assert not any(tag in index for tag in tags), tags
+    assert "cost-explorer" not in index
+
+
+def test_the_explorer_data_is_the_packages_grid(built: Built, grid: dict[str, Any]) -> None:
+    """cost_explorer: `_static` holds the grid as a script, and the extension's script and style."""
+    static = built.html / "_static"
+    script = re.fullmatch(
+        r"//[^\n]*\nwindow\.GPTEMBED_COST_GRID = (?P<grid>.*);\n",
+        (static / DATA).read_text(encoding="utf8"),
+        re.DOTALL,
+    )
+    assert script is not None
+    assert json.loads(script["grid"]) == json.loads(json.dumps(grid))
+    for name in (SCRIPT, STYLE):
+        assert (static / name).read_bytes() == (HERE / name).read_bytes(), name
+
+
+@pytest.mark.parametrize("name", ["index", "chapter"])
+def test_an_inline_script_is_written_once(built: Built, name: str) -> None:
+    """inline_scripts_once: Sphinx 7.4 alone writes the script twice on every page."""
+    assert _page(built, name).count(INLINE_SCRIPT) == 1
+
+
+@pytest.mark.parametrize("name", ["index", "chapter"])
+def test_font_preloads_are_dropped_and_other_preloads_kept(built: Built, name: str) -> None:
+    """no_font_preload: the layout's font preload is gone, its stylesheet preload is not."""
+    page = _page(built, name)
+    assert 'as="font"' not in page
+    assert '<link rel="preload" href="_static/extra.css" as="style">' in page
+
+
+def test_the_downloadable_chapter_shows_values_not_roles(built: Built) -> None:
+    """readable_downloads, with the explorer's text: `_sources/chapter.ipynb` (the download
+    button's file) reads as plain markdown; its code cells and outputs are the chapter's, and the
+    chapter itself is untouched."""
+    chapter = json.loads((SITE / "chapter.ipynb").read_text(encoding="utf8"))
+    download = json.loads((built.html / "_sources" / "chapter.ipynb").read_text(encoding="utf8"))
+    markdown = ["".join(c["source"]) for c in download["cells"] if c["cell_type"] == "markdown"]
+    assert markdown == [
+        "# A chapter\n\n"
+        "A number, a figure, an exercise and the cost explorer, as the chapters use them.",
+        "Pi is about 3.14, and Fig. 1 shows a dot.\n\n"
+        "**Exercise 1**\n\nWhere is the dot?\n\n**Solution to Exercise 1**\n\nIn the middle.",
+        f"## The explorer\n\n{IN_DOWNLOAD}",
+    ]
+    code = [c for c in chapter["cells"] if c["cell_type"] == "code"]
+    assert [c for c in download["cells"] if c["cell_type"] == "code"] == code
+    assert (built.src / "chapter.ipynb").read_bytes() == (SITE / "chapter.ipynb").read_bytes()

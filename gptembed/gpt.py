@@ -957,6 +957,26 @@ def stored_run(*, seed: int = 0, dtype: DTypeLike | None = None) -> StoredRun:
     return read_stored("gpt_seed", seed, "stored run", lambda file: load(file, dtype=dtype))
 
 
+def stored_scheme_run(
+    scheme: Scheme, *, seed: int = 0, dtype: DTypeLike | None = None
+) -> StoredRun:
+    """The model with position scheme ``scheme`` trained on :mod:`gptembed.corpus` at 64
+    characters by ``tools/train_lm.py --scheme SCHEME --seed SEED``, as stored in the package
+    (``gptembed/data/scheme_SCHEME_seedSEED.npz``; the five schemes of
+    :data:`~gptembed.positions.SCHEMES`, seeds 0, 1 and 2; weights stored in float16).
+
+    ``dtype`` as in :func:`load`.
+
+    Raises:
+        ValueError: ``scheme`` is not one of the five, or no run is stored for ``seed``.
+    """
+    if scheme not in SCHEMES:
+        raise ValueError(f"scheme must be one of {SCHEMES}, got {scheme!r}")
+    return read_stored(
+        f"scheme_{scheme}_seed", seed, f"stored {scheme} run", lambda file: load(file, dtype=dtype)
+    )
+
+
 def score_terms(
     model: GPT,
     token_ids: ArrayLike,

@@ -555,6 +555,21 @@ def test_train_lm_stores_a_path_without_npz_where_it_says(
     assert load(stored).config.steps == 2
 
 
+def test_train_lm_with_a_scheme_trains_that_scheme_and_stores_it_in_float16(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    tool = _tiny_train_lm(tmp_path, monkeypatch, "run.npz")
+    monkeypatch.setattr(tool, "SCHEME_LEN", 6)
+    monkeypatch.setattr(sys, "argv", ["train_lm.py", "--scheme", "alibi", "--seed", "2"])
+    monkeypatch.setattr(tool._cli, "DATA", tmp_path)
+    tool.main()
+    run = load(tmp_path / "scheme_alibi_seed2.npz")
+    assert (run.config.scheme, run.config.seq_len, run.config.seed) == ("alibi", 6, 2)
+    assert run.info["command"] == "python tools/train_lm.py --scheme alibi --seed 2"
+    with np.load(tmp_path / "scheme_alibi_seed2.npz") as data:
+        assert data["w_attn"].dtype == np.float16
+
+
 def test_ctrl_c_while_train_lm_trains_leaves_the_stored_file_as_it_was(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

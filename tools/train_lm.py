@@ -2,8 +2,14 @@
 
     .venv/bin/python tools/train_lm.py             # seed 0: gptembed/data/gpt_seed0.npz
     .venv/bin/python tools/train_lm.py --seed 1    # seeds 1 and 2: chapter 9's seed checks
+    .venv/bin/python tools/train_lm.py --scheme rotary --seed 2   # chapter 10's five schemes
 
-The chapters never train this model: they load what this stores (``gptembed.gpt.stored_run``),
+With ``--scheme`` it trains chapter 10's comparison instead: the same model and schedule at 64
+characters, with that position scheme (``learned``, ``sinusoidal``, ``rotary``, ``alibi`` or
+``none``), stored with its weights in float16 (``gptembed/data/scheme_rotary_seed2.npz``; 15
+runs, so the package stays small) and read by ``gptembed.gpt.stored_scheme_run``.
+
+The chapters never train these models: they load what this stores (``gptembed.gpt.stored_run``),
 the weights, the loss of every step and the held-out loss every 100 steps, with the wall time
 and the machine's load while it ran. ``tests/test_gpt.py`` re-runs the first steps and
 matches the stored curve. BLAS runs on one thread (``tools/_cli.py``, imported before numpy
@@ -24,12 +30,14 @@ import os
 import platform
 import sys
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
 
 from gptembed.corpus import held_out_stream, random_windows, train_stream
 from gptembed.gpt import GPT, GPTConfig, StoredRun, evaluate, save, train
+from gptembed.positions import SCHEMES
 
 CONFIG = GPTConfig(
     seq_len=128,
@@ -42,6 +50,10 @@ CONFIG = GPTConfig(
     warmup=100,
 )
 """The stored run's sizes and schedule (the seed comes from the command line)."""
+
+SCHEME_LEN = 64
+"""The context of chapter 10's five runs: half the stored run's, so that 15 runs train in an hour
+and the chapter can score them out to four times it."""
 
 HELD_OUT_EVERY = 100
 """Steps between two held-out losses in the log and the stored curve."""
@@ -62,8 +74,21 @@ def _cpu() -> str:
 
 
 def main() -> None:
-    seed, out = _cli.seed_and_out(__doc__.split("\n")[0], "seed of the weights and batches", "gpt")
-    config = GPTConfig(**{**vars(CONFIG), "seed": seed})
+    seed, out, scheme = _cli.seed_and_out(
+        __doc__.split("\n")[0],
+        "seed of the weights and batches",
+        "gpt",
+        schemes=SCHEMES,
+        scheme_stem="scheme",
+    )
+    config = replace(CONFIG, seed=seed)
+    held_out = HELD_OUT
+    if scheme is not None:
+        chosen = SCHEMES[SCHEMES.index(scheme)]  # the Scheme that argparse checked it is
+        config = replace(config, seq_len=SCHEME_LEN, scheme=chosen)
+        held_out = random_windows(
+            held_out_stream(), HELD_OUT_WINDOWS, SCHEME_LEN, seed=HELD_OUT_SEED
+        )
     held_steps: list[int] = []
     held_losses: list[float] = []
     load_start = os.getloadavg()
@@ -72,7 +97,7 @@ def main() -> None:
     def log(done: int, model: GPT) -> None:
         if done % HELD_OUT_EVERY == 0 or done == config.steps:
             held_steps.append(done)
-            held_losses.append(evaluate(model, *HELD_OUT).loss)
+            held_losses.append(evaluate(model, *held_out).loss)
             elapsed = time.perf_counter() - start
             print(
                 f"step {done:5d}  held-out {held_losses[-1]:.4f}  "
@@ -83,7 +108,9 @@ def main() -> None:
     result = train(config, train_stream(), after_step=log)
     seconds = time.perf_counter() - start
     info = {
-        "command": f"python tools/train_lm.py --seed {seed}",
+        "command": "python tools/train_lm.py"
+        + ("" if scheme is None else f" --scheme {scheme}")
+        + f" --seed {seed}",
         "seconds": round(seconds, 1),
         "finished": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
         "cpu": _cpu(),
@@ -103,7 +130,7 @@ def main() -> None:
         np.array(held_losses),
         info,
     )
-    save(out, run)
+    save(out, run, weights_dtype=None if scheme is None else np.float16)
     print(f"stored {out} ({out.stat().st_size:,} bytes) after {seconds:.0f} s", file=sys.stderr)
 
 

@@ -36,6 +36,7 @@ import math
 import os
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, replace
+from functools import lru_cache
 from typing import IO, Any, TypeAlias
 
 import numpy as np
@@ -457,10 +458,19 @@ class _Window:
         return np.concatenate([sink_distance, distance[..., self.sinks :]], axis=-1)
 
 
-def _masked_softmax(scores: Floats, blocked: NDArray[np.bool_]) -> Floats:
-    """Softmax over the keys a query sees, of ``(..., T, T)`` scores, in place; ``blocked``
-    ``(T, T)`` keys get 0. The diagonal is never blocked, so every row has a finite maximum."""
-    scores[..., blocked] = -np.inf
+@lru_cache(maxsize=32)
+def _additive_mask(window: _Window, seq_len: int, dtype: str) -> Floats:
+    """``(T, T)`` of ``dtype``: 0 where query ``i`` may see key ``j``, -inf where it may not;
+    read-only, made once per window and length (adding it is cheaper than masking by index)."""
+    mask = np.where(window.blocked(seq_len), -np.inf, 0.0).astype(dtype)
+    mask.flags.writeable = False
+    return mask
+
+
+def _masked_softmax(scores: Floats, window: _Window) -> Floats:
+    """Softmax over the keys a query sees (``window``), of ``(..., T, T)`` scores, in place;
+    other keys get 0. The diagonal is never blocked, so every row has a finite maximum."""
+    scores += _additive_mask(window, scores.shape[-1], scores.dtype.str)
     scores -= scores.max(axis=-1, keepdims=True)
     np.exp(scores, out=scores)
     scores /= scores.sum(axis=-1, keepdims=True)
@@ -517,7 +527,7 @@ def _attention(
     if model.scheme == "alibi":
         slopes = alibi_slopes(model.n_heads)[:, None, None]  # (nh, 1, 1)
         scores -= (slopes * window.key_distance(at)).astype(scores.dtype)
-    probs = _masked_softmax(scores, window.blocked(scores.shape[-1]))
+    probs = _masked_softmax(scores, window)
     heads = _merge_heads(probs @ v)  # (B, T, D)
     return (
         q,

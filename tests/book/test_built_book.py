@@ -179,13 +179,16 @@ def test_buttons_use_the_one_repository_url(docname: str) -> None:
 
 def test_the_wheel_the_install_cell_names_is_published_with_the_book() -> None:
     """`_build/html/wheels/` holds the one wheel every chapter's first cell installs, and it is
-    this checkout's package: each file byte for byte, its dependencies as pyproject says."""
+    this checkout's package: each file byte for byte, its dependencies as pyproject says, and
+    under 5 MiB in all."""
     import zipfile
 
     from tools.install_cell import WHEEL_DIR, wheel_name
 
     published = sorted(p.name for p in (BUILD / WHEEL_DIR).iterdir())
     assert published == [wheel_name()], published
+    size = (BUILD / WHEEL_DIR / wheel_name()).stat().st_size
+    assert size < 5 * 1024 * 1024, f"the wheel every chapter downloads is {size:,} bytes"
     with zipfile.ZipFile(BUILD / WHEEL_DIR / wheel_name()) as wheel:
         files = {n for n in wheel.namelist() if n.startswith("gptembed/")}
         source = {

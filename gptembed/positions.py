@@ -171,11 +171,15 @@ def rotate(
         if at.size and at.min() < 0:
             raise ValueError(f"positions must be >= 0, got {at.min()}")
         try:
-            at = np.broadcast_to(at, a.shape[:-1])
+            fits = np.broadcast_shapes(at.shape, a.shape[:-1]) == a.shape[:-1]
         except ValueError:
+            fits = False
+        if not fits:
             raise ValueError(
                 f"positions of shape {at.shape} do not broadcast to a's {a.shape[:-1]}"
-            ) from None
+            )
+        # the angles of the positions as given (one per position, not per head): they
+        # broadcast against ``a`` in the products below
         angles = at[..., None].astype(np.float64) * _frequencies(a.shape[-1], base)
         sin, cos = np.sin(angles), np.cos(angles)  # (..., T, H/2) each
     if check_bool("inverse", inverse):

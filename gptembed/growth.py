@@ -21,7 +21,7 @@ from numpy.typing import ArrayLike, NDArray
 from ._checks import check_int
 from ._npz import check_stored, read_stored, save_npz
 from .embedding import EXTENSIONS, Extension
-from .gpt import GPT, GPTConfig, token_losses
+from .gpt import GPT, GPTConfig, at_length, token_losses
 
 GROWN_LEN = 256
 """Rows of the grown table: twice the stored model's 128."""
@@ -42,8 +42,9 @@ def fine_tune_config(config: GPTConfig) -> GPTConfig:
 
 def grown(model: GPT, method: Extension, seq_len: int = GROWN_LEN) -> GPT:
     """``model`` with its position table grown to ``seq_len`` rows by ``method`` (fresh rows are
-    drawn with seed 1); every other array is shared with ``model``, not copied."""
-    return replace(model, embedding=model.embedding.extended(seq_len, method=method, seed=1))
+    drawn with seed 1): :func:`~gptembed.gpt.at_length`; every other array is shared with
+    ``model``, not copied."""
+    return at_length(model, seq_len, method, seed=1)
 
 
 def old_and_new(

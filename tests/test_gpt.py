@@ -400,6 +400,17 @@ def test_the_scheme_runs_are_stored_for_five_schemes_and_three_seeds() -> None:
         stored_scheme_run("rotary", seed=3)
 
 
+def test_every_scheme_run_names_its_scheme_seed_and_command() -> None:
+    base = dataclasses.replace(stored_run(seed=0).config, seq_len=64)
+    for scheme in SCHEMES:
+        for seed in SEEDS:
+            run = stored_scheme_run(scheme, seed=seed)
+            assert run.config == dataclasses.replace(base, scheme=scheme, seed=seed)
+            command = f"python tools/train_lm.py --scheme {scheme} --seed {seed}"
+            assert run.info["command"] == command
+            assert len(run.losses) == run.config.steps == run.held_out_steps[-1]
+
+
 @pytest.mark.parametrize("scheme", SCHEMES)
 def test_each_scheme_run_is_what_its_command_trains(scheme: str) -> None:
     """The stored config is chapter 9's but for the length and the scheme; the first steps of

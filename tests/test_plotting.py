@@ -6,6 +6,7 @@ Every ``plot_*`` returns the Figure it drew on, made without pyplot (so nothing 
 from __future__ import annotations
 
 import dataclasses
+import io
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -16,52 +17,81 @@ matplotlib.use("Agg")
 
 import numpy as np
 import pytest
+from matplotlib.axes import Axes
 from matplotlib.colors import to_rgba
 from matplotlib.figure import Figure
 from matplotlib.image import AxesImage
 from matplotlib.patches import Rectangle
+from matplotlib.text import Annotation
 
 from gptembed import (
     MODELS,
+    GPTStyleEmbedding,
     attention_scores_bytes,
     config_embedding_counts,
     model_label,
     transformer_parameter_count,
 )
+from gptembed.attention_model import AttentionConfig, cached_forward
+from gptembed.attention_model import init_model as init_attention_model
 from gptembed.attention_terms import mean_by_lag
 from gptembed.plotting import (
     ADDITION_FIGSIZE,
     ASYMMETRY_FIGSIZE,
     BOUNDARY_STYLE,
     COLORBAR_WIDTH,
+    DIAGRAM_WIDTH,
     DIVERGING_CMAP,
     EXTRAPOLATION_FIGSIZE,
     FIGSIZE,
+    KV_CACHED,
+    KV_DROPPED,
+    KV_EMPTY,
+    KV_NEW,
     LINE_COLOURS,
     LINE_DASHES,
     LINE_MARKERS,
     MEMORY_FIGSIZE,
+    MIN_TEXT_PX,
     PALETTE,
     PCA_FIGSIZE,
     SIMILARITY_PANEL_SIZE,
+    describe_alibi_bias,
+    describe_embedding_sum,
+    describe_kv_cache,
+    describe_padded_batch,
+    describe_rotary_rotation,
     new_figure,
+    plot_alibi_bias,
     plot_attention_by_lag,
     plot_attention_memory,
     plot_context_costs,
     plot_embedding_addition,
+    plot_embedding_sum,
+    plot_kv_cache,
     plot_loss_by,
     plot_loss_by_position,
     plot_loss_curves,
+    plot_padded_batch,
     plot_parameter_asymmetry,
     plot_position_similarity,
     plot_principal_components,
+    plot_rotary_rotation,
     plot_score_terms,
     plot_score_terms_by_lag,
     plot_similarity_by_lag,
     plot_training_curve,
     series_styles,
+    smallest_text_px,
 )
-from gptembed.positions import sinusoidal_table
+from gptembed.positions import (
+    PAD_POSITION,
+    alibi_slopes,
+    linear_bias,
+    position_ids_from_mask,
+    rotate,
+    sinusoidal_table,
+)
 from gptembed.probes import principal_components
 
 
@@ -739,3 +769,379 @@ def test_principal_components_draw_each_component_in_its_own_style() -> None:
     fig = plot_principal_components(principal_components(table), n_components=6)
     lines = [line for line in fig.axes[0].get_lines() if line.get_label().startswith("component")]
     assert len({(line.get_color(), str(line.get_linestyle())) for line in lines}) == 6
+
+
+# The concept diagrams: each draws the package's own arithmetic, says the same in words, refuses
+# what it cannot draw, and keeps its text legible at the book's page width.
+
+_WORDS = ["the", "cat", "sat", "on", "mat", "."]
+_IDS = [0, 1, 2, 3, 0]  # "the cat sat on the"
+_BATCH_IDS = [[50256, 50256, 464, 3797, 3332], [464, 3290, 3332, 319, 262]]
+_BATCH_MASK = [[0, 0, 1, 1, 1], [1, 1, 1, 1, 1]]
+
+
+def _toy_layer() -> GPTStyleEmbedding:
+    return GPTStyleEmbedding(vocab_size=6, max_seq_len=5, embed_dim=4, seed=10)
+
+
+def _images(fig: Figure) -> dict[str, AxesImage]:
+    return {image.get_label(): image for ax in fig.axes for image in ax.get_images()}
+
+
+def _texts(fig: Figure) -> list[str]:
+    return [text.get_text() for ax in fig.axes for text in ax.texts]
+
+
+def _arrow_tips(ax: Axes) -> dict[str, tuple[float, float]]:
+    """Each labelled arrow (an annotation) of ``ax``: its label and tip."""
+    return {t.get_label(): t.xy for t in ax.texts if isinstance(t, Annotation)}
+
+
+_DIAGRAMS = {
+    "embedding sum": lambda: plot_embedding_sum(
+        _toy_layer().token_embeddings, _toy_layer().position_embeddings, _IDS, tokens=_WORDS
+    ),
+    "rotary": lambda: plot_rotary_rotation([1.0, 0.2], [0.6, 0.7]),
+    "rotary, three pairs": lambda: plot_rotary_rotation(
+        [0.3, -1.0, 0.5, 0.5],
+        [1.0, 0.4, 0.2, 0.1],
+        base=100.0,
+        pair=1,
+        positions=range(8),
+        distance_pairs=[(2, 0), (7, 5), (9, 0)],
+    ),
+    "alibi": lambda: plot_alibi_bias(4, 8),
+    "kv cache": lambda: plot_kv_cache(6, prompt_len=3, window=4),
+    "padded batch": lambda: plot_padded_batch(_BATCH_IDS, _BATCH_MASK),
+}
+
+
+@pytest.mark.parametrize("name", list(_DIAGRAMS))
+def test_every_diagram_is_legible_at_page_width_and_fits_its_figure(name: str) -> None:
+    """Text at least MIN_TEXT_PX as displayed, no label outside the figure (a PNG saved with a
+    tight box would grow past the page and shrink), page width at most, opaque white."""
+    fig = _DIAGRAMS[name]()
+    assert smallest_text_px(fig) >= MIN_TEXT_PX
+    width, height = fig.get_size_inches()
+    box = fig.get_tightbbox()  # inches, laid out (smallest_text_px drew it)
+    assert width <= DIAGRAM_WIDTH
+    assert box.x0 >= -0.01 and box.y0 >= -0.01, (name, box)
+    assert box.x1 <= width + 0.01 and box.y1 <= height + 0.01, (name, box, width, height)
+    assert to_rgba(fig.get_facecolor()) == (1.0, 1.0, 1.0, 1.0)
+
+
+def test_smallest_text_px_counts_drawn_text_as_the_page_shows_it() -> None:
+    fig, ax = new_figure((6.0, 3.0))
+    fig.set_layout_engine("none")  # nothing to lay out: measured without a draw
+    ax.set_title("title", fontsize=14)
+    ax.tick_params(labelsize=7.2)  # 7.2 pt at 100 pixels an inch: 10 px
+    assert smallest_text_px(fig) == pytest.approx(10.0)
+    ax.set_axis_off()  # the tick labels are no longer drawn
+    assert smallest_text_px(fig) == pytest.approx(14 * 100 / 72)
+    wide, wide_ax = new_figure((13.44, 3.0))  # about twice the page: shown at half size
+    wide_ax.set_axis_off()  # (laid out by constrained layout: measured after a draw)
+    wide_ax.set_title("title", fontsize=14)
+    assert smallest_text_px(wide) == pytest.approx(14 * 100 / 72 / 2, rel=0.05)
+    wide_ax.set_title("")
+    with pytest.raises(ValueError, match="draws no text"):
+        smallest_text_px(wide)
+
+
+def test_embedding_sum_draws_both_tables_the_picked_rows_and_the_layers_sum() -> None:
+    layer = _toy_layer()
+    wte, wpe = (t.astype(np.float64) for t in (layer.token_embeddings, layer.position_embeddings))
+    fig = plot_embedding_sum(layer.token_embeddings, layer.position_embeddings, _IDS, tokens=_WORDS)
+    images = _images(fig)
+    drawn = {label: np.asarray(image.get_array()) for label, image in images.items()}
+    np.testing.assert_array_equal(drawn["token table"], wte)
+    np.testing.assert_array_equal(drawn["position table"], wpe)
+    np.testing.assert_array_equal(drawn["token rows"], wte[_IDS])
+    np.testing.assert_array_equal(drawn["position rows"], wpe[:5])
+    np.testing.assert_allclose(drawn["sum"], wte[_IDS] + wpe[:5], rtol=0, atol=1e-15)
+    np.testing.assert_allclose(drawn["sum"], layer.forward(_IDS), rtol=1e-6)
+    limits = {image.get_clim() for image in images.values()}
+    (low, high), *others = limits
+    assert not others and low == -high == -np.abs(drawn["sum"]).max()  # one centred scale
+    texts = _texts(fig)
+    assert "t = 0, 4" in texts and "t = 1" in texts  # "the" is picked at 0 and 4
+    labels = [t for t in texts if t[:1].isdigit() and t.split(" ", 1)[-1] in _WORDS]
+    assert labels == ["0 the", "1 cat", "2 sat", "3 on", "4 the"]  # position and token
+    assert "pick rows 0 to 4" in texts
+
+
+def test_embedding_sum_fades_the_rows_a_short_sequence_skips() -> None:
+    """A 2-token sequence of a 5-row position table: rows 2..4 faded, and so are 4 token rows."""
+    layer = _toy_layer()
+    fig = plot_embedding_sum(layer.token_embeddings, layer.position_embeddings, [4, 5])
+    ax = fig.axes[0]
+    veils = [p for p in ax.patches if isinstance(p, Rectangle) and p.get_alpha() == 0.7]
+    assert len(veils) == 4 + 1  # token rows 0..3 one by one, position rows 2..4 as one
+    assert "pick rows 0 and 1" in _texts(fig)
+    assert ["id 4", "id 5"] == [t.split(" ", 1)[1] for t in _texts(fig) if t[:2] in ("0 ", "1 ")]
+
+
+def test_embedding_sum_refuses_bad_input() -> None:
+    wte, wpe = np.zeros((6, 4)), np.zeros((5, 4))
+    with pytest.raises(ValueError, match=r"one width D, got shapes \(6, 4\) and \(5, 3\)"):
+        plot_embedding_sum(wte, np.zeros((5, 3)), [0])
+    with pytest.raises(ValueError, match=r"token_table holds nan at index \(1, 2\)"):
+        bad = wte.copy()
+        bad[1, 2] = np.nan
+        plot_embedding_sum(bad, wpe, [0])
+    with pytest.raises(ValueError, match=r"token id 6 at index \(1,\) is out of range"):
+        plot_embedding_sum(wte, wpe, [0, 6])
+    with pytest.raises(ValueError, match="sequence length 6 at start_pos 0 exceeds max_seq_len 5"):
+        plot_embedding_sum(wte, wpe, [0] * 6)
+    with pytest.raises(ValueError, match=r"token_ids must have shape \(T,\) with T >= 1"):
+        plot_embedding_sum(wte, wpe, [[0, 1]])
+    with pytest.raises(TypeError, match="token_ids must be integers"):
+        plot_embedding_sum(wte, wpe, [0.0])
+    with pytest.raises(
+        ValueError, match="tokens must name each of the token table's 6 rows, got 2"
+    ):
+        describe_embedding_sum(wte, wpe, [0], tokens=["a", "b"])
+    with pytest.raises(ValueError, match=r"shape \(50, 4\): a diagram draws at most 16 rows"):
+        plot_embedding_sum(np.zeros((50, 4)), wpe, [0])
+
+
+def test_embedding_sum_described_in_words() -> None:
+    layer = _toy_layer()
+    text = describe_embedding_sum(
+        layer.token_embeddings, layer.position_embeddings, _IDS, tokens=_WORDS
+    )
+    assert "\n" not in text
+    assert "6 rows (one per token: 'the', 'cat', 'sat', 'on', 'mat' and '.') by 4 columns" in text
+    assert "The sequence 'the' 'cat' 'sat' 'on' 'the' (ids 0, 1, 2, 3 and 0)" in text
+    assert text.endswith("The token 'the' sits at positions 0 and 4: the same token row each "
+                         "time, but different rows of x.")  # fmt: skip
+    blank = describe_embedding_sum(np.ones((2, 2)), np.ones((2, 2)), [1], tokens="a\n")
+    assert "one per token: 'a' and '\\n'" in blank  # a blank token is written visibly
+    fig = plot_embedding_sum(np.ones((2, 2)), np.ones((2, 2)), [1], tokens="a\n")
+    assert "0 '\\n'" in _texts(fig)
+
+
+def test_rotary_rotation_draws_rotates_vectors_and_the_angle_depends_on_distance_only() -> None:
+    rng = np.random.default_rng(3)
+    query, key = rng.normal(size=8), rng.normal(size=8)
+    pairs = ((2, 0), (7, 5), (4, 0))
+    fig = plot_rotary_rotation(query, key, base=100.0, pair=1, positions=(0, 2, 5),
+                               distance_pairs=pairs)  # fmt: skip
+    turning, *scenes = fig.axes
+    assert len(scenes) == 3 and tuple(fig.get_size_inches()) == (7.0, 3.3)
+    tips = _arrow_tips(turning)
+    for t in (0, 2, 5):
+        expected = rotate(query[None, :], 100.0, positions=[t])[0, 2:4]
+        np.testing.assert_allclose(tips[f"query at {t}"], expected, rtol=1e-12)
+    angles, products = [], []
+    for ax, (i, j) in zip(scenes, pairs, strict=True):
+        tips = _arrow_tips(ax)
+        q = rotate(query[None, :], 100.0, positions=[i])[0, 2:4]
+        k = rotate(key[None, :], 100.0, positions=[j])[0, 2:4]
+        np.testing.assert_allclose(tips[f"query at {i}"], q, rtol=1e-12)
+        np.testing.assert_allclose(tips[f"key at {j}"], k, rtol=1e-12)
+        angles.append(ax.get_title().rsplit("angle ", 1)[1])
+        products.append(ax.get_xlabel())
+        assert ax.get_xlabel() == f"the pair's q·k = {q @ k:.2f}"  # H = 8: 4 pairs
+    assert angles[0] == angles[1] != angles[2] and products[0] == products[1] != products[2]
+    theta = 100.0 ** (-2 / 8)
+    assert turning.get_title().endswith(f"θ = {np.degrees(theta):.3g}° a position")
+    assert {"θ", "2θ", "5θ"} - set(_texts(fig)) == {"θ"}  # arcs for positions 2 and 5 only
+
+
+def test_rotary_rotation_without_position_0_draws_the_unturned_query() -> None:
+    fig = plot_rotary_rotation([1.0, 0.0], [0.0, 1.0], positions=[1, 3], distance_pairs=[(3, 1)])
+    tips = _arrow_tips(fig.axes[0])
+    assert tips["query unturned"] == (1.0, 0.0) and set(tips) == {
+        "query unturned", "query at 1", "query at 3",
+    }  # fmt: skip
+    assert len(fig.axes) == 2
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "error", "message"),
+    [
+        ({"query": [1.0, 0.0, 1.0]}, ValueError, r"one even length H >= 2, got shapes \(3,\)"),
+        ({"key": [0.0, 0.0]}, ValueError, r"key's pair 0 \(dimensions 0 and 1\) is zero"),
+        ({"pair": 1}, ValueError, r"pair must be in \[0, 0\] for H = 2, got 1"),
+        ({"base": 1.0}, ValueError, "base must be a finite number > 1, got 1.0"),
+        (
+            {"positions": [0, -1]},
+            ValueError,
+            r"positions must be 1 to 8 integers >= 0, got \[0, -1",
+        ),
+        ({"positions": range(9)}, ValueError, "positions must be 1 to 8 integers"),
+        ({"positions": [0.5]}, TypeError, "positions must be integers"),
+        ({"distance_pairs": []}, ValueError, r"distance_pairs must hold 1 to 3 pairs \(i, j\)"),
+        ({"distance_pairs": [(1, 2, 3)]}, ValueError, "must hold 1 to 3 pairs"),
+        ({"distance_pairs": [(1, -2)]}, ValueError, "j must be an integer >= 0, got -2"),
+        ({"distance_pairs": [3, 1]}, TypeError, r"must hold pairs \(i, j\), got \[3, 1\]"),
+    ],
+)
+def test_rotary_rotation_refuses_bad_input(kwargs: dict, error: type, message: str) -> None:
+    call = {"query": [1.0, 0.0], "key": [0.0, 1.0], **kwargs}
+    with pytest.raises(error, match=message):
+        plot_rotary_rotation(**call)
+    with pytest.raises(error, match=message):
+        describe_rotary_rotation(**call)
+
+
+def test_rotary_rotation_checks_its_axes_and_says_the_same_in_words() -> None:
+    _, axes = new_figure(ncols=2)
+    with pytest.raises(ValueError, match="axes must hold 3 axes, got 2"):
+        plot_rotary_rotation([1.0, 0.0], [0.0, 1.0], axes=axes)
+    text = describe_rotary_rotation([1.0, 0.0], [0.5, 0.5])
+    assert "\n" not in text and "θ = 1 rad (57.3°)" in text
+    assert "at (i, j) = (2, 0), distance 2, the angle is 70°" in text
+    assert "at (i, j) = (7, 5), distance 2, the angle is 70°" in text
+    assert text.endswith("so only i \u2212 j counts.")
+    other = describe_rotary_rotation([1.0, 0.0], [0.5, 0.5], distance_pairs=[(2, 0), (3, 0)])
+    assert "only i" not in other  # two distances: no claim that they match
+
+
+def test_alibi_bias_draws_linear_bias_at_each_heads_slope_with_the_future_masked() -> None:
+    fig = plot_alibi_bias(6, 5)
+    images = fig.axes[0].get_images()
+    slopes = alibi_slopes(6)
+    assert [image.get_label() for image in images] == [
+        "head 1: m = 1/4", "head 2: m = 1/16", "head 3: m = 1/64", "head 4: m = 1/256",
+        "head 5: m = 1/2", "head 6: m = 1/8",
+    ]  # fmt: skip
+    future = np.triu(np.ones((5, 5), dtype=bool), k=1)
+    for image, slope in zip(images, slopes, strict=True):
+        drawn = image.get_array()
+        np.testing.assert_array_equal(drawn.data, linear_bias(5, slope))
+        np.testing.assert_array_equal(drawn.mask, future)
+        assert image.get_clim() == (-slopes.max() * 4, 0.0)  # one scale: the steepest head's
+    titles = [t.get_text() for t in fig.axes[0].texts if t.get_text().startswith("head")]
+    assert titles == [image.get_label() for image in images]
+    greys = [p for p in fig.axes[0].patches if p.get_zorder() == -1]  # under the masked future
+    assert len(greys) == 6 and {to_rgba(p.get_facecolor()) for p in greys} == {to_rgba("#d9d9d9")}
+
+
+def test_alibi_bias_refuses_bad_input_and_says_the_same_in_words() -> None:
+    for call in (plot_alibi_bias, describe_alibi_bias):
+        with pytest.raises(ValueError, match="at most 8 heads of 16 positions"):
+            call(9, 4)
+        with pytest.raises(ValueError, match="got n_heads 2 and seq_len 17"):
+            call(2, 17)
+        with pytest.raises(ValueError, match="n_heads must be an integer >= 1, got 0"):
+            call(0, 4)
+    fig, ax = new_figure()
+    assert plot_alibi_bias(2, 4, ax=ax) is fig
+    text = describe_alibi_bias(4, 8)
+    assert "\n" not in text and "The slopes are 1/4, 1/16, 1/64 and 1/256" in text
+    assert "gets \u22121.75 from the steepest head (head 1) but only \u22120.0273 from " in text
+    assert "the shallowest (head 4)" in text
+    assert "\u22122 from the steepest head (head 5)" in describe_alibi_bias(6, 5)
+    assert describe_alibi_bias(1, 1).endswith(
+        "with one position there is no distance, and the bias is 0."
+    )
+
+
+def test_kv_cache_gives_each_new_token_the_cache_length_as_its_position() -> None:
+    """The start_pos the figure gives each step is the length of the package's KVCache before
+    that step (attention_model.cached_forward run on a tiny model), and the cache grows by one."""
+    fig = plot_kv_cache(4, prompt_len=3)
+    states = np.asarray(_images(fig)["cache"].get_array())
+    assert states.shape == (5, 7)
+    model = init_attention_model(AttentionConfig(vocab_size=4, seq_len=7, embed_dim=4, head_dim=2))
+    _, cache = cached_forward(model, [[1, 2, 3]])
+    for step in range(1, 5):
+        row = states[step]
+        start = int(np.flatnonzero(row == KV_NEW)[0])
+        assert start == cache.length == int((row == KV_CACHED).sum())
+        assert (row[start + 1 :] == KV_EMPTY).all()
+        _, cache = cached_forward(model, [[0]], cache)
+    np.testing.assert_array_equal(states[0], [KV_NEW] * 3 + [KV_EMPTY] * 4)
+    bold = [t.get_text() for t in fig.axes[0].texts if t.get_fontweight() == "bold"]
+    assert bold == ["0", "1", "2", "3", "4", "5", "6"]  # each new token's position id
+    assert KV_DROPPED not in states
+
+
+def test_kv_cache_window_keeps_the_last_keys_while_positions_go_on() -> None:
+    """As gpt.forward's window: the newest position i keeps keys j with i - j < window."""
+    states = np.asarray(_images(plot_kv_cache(6, prompt_len=3, window=4))["cache"].get_array())
+    for step, row in enumerate(states):
+        newest = 2 if step == 0 else 2 + step
+        j = np.arange(states.shape[1])
+        kept = (j <= newest) & (newest - j < 4)
+        np.testing.assert_array_equal(np.isin(row, (KV_CACHED, KV_NEW)), kept)
+        np.testing.assert_array_equal(row == KV_DROPPED, (j <= newest) & ~kept)
+    text = describe_kv_cache(6, prompt_len=3, window=4)
+    assert "from step 2 on, the oldest key is dropped" in text
+    assert "the cache stays at 4 keys while start_pos goes on counting, to 8." in text
+    assert "(3, 4, 5, 6, 7 and 8)" in text
+
+
+def test_kv_cache_refuses_bad_input() -> None:
+    for call in (plot_kv_cache, describe_kv_cache):
+        with pytest.raises(ValueError, match="window must hold the prompt, >= prompt_len 3, got 2"):
+            call(2, prompt_len=3, window=2)
+        with pytest.raises(ValueError, match=r"got prompt_len 10 \+ n_steps 7 = 17"):
+            call(7, prompt_len=10)
+        with pytest.raises(ValueError, match="n_steps must be an integer >= 1, got 0"):
+            call(0)
+        with pytest.raises(TypeError, match=r"window must be an integer >= 1, got 2\.5"):
+            call(2, window=2.5)  # type: ignore[arg-type]
+    assert describe_kv_cache(1, prompt_len=1).startswith(
+        "A grid of decoding steps (rows) by token positions (columns). Step 0 embeds the prompt's "
+        "1 token at position 0 and caches its key and value. At the next step one new token"
+    )
+
+
+def test_padded_batch_draws_ids_mask_and_the_position_ids_of_the_mask() -> None:
+    ids = np.array([[9, 9, 5, 7], [4, 6, 5, 7], [9, 9, 9, 3]])
+    mask = np.array([[0, 0, 1, 1], [1, 1, 1, 1], [0, 0, 0, 1]])
+    fig = plot_padded_batch(ids, mask)
+    images = _images(fig)
+    assert list(images) == ["token ids", "attention mask", "position ids"]
+    for label, expected in (
+        ("token ids", ids),
+        ("attention mask", mask),
+        ("position ids", position_ids_from_mask(mask)),
+    ):
+        drawn = images[label].get_array()
+        np.testing.assert_array_equal(drawn.data, expected)
+        np.testing.assert_array_equal(drawn.mask, mask == 0)  # padding greyed in every grid
+    np.testing.assert_array_equal(position_ids_from_mask(mask)[mask == 0], PAD_POSITION)
+    cells = [t for t in fig.axes[0].texts if t.get_text().isdigit()]
+    assert [t.get_text() for t in cells[:4]] == ["9", "9", "5", "7"]
+    assert [to_rgba(t.get_color()) == to_rgba("black") for t in cells[:4]] == [
+        False, False, True, True,
+    ]  # fmt: skip
+    text = describe_padded_batch(ids, mask)
+    assert "Sequence 0 is left-padded with 2 slots: its positions read 0, 0, 0, 1." in text
+    assert "Sequence 1 has no padding: its positions read 0, 1, 2, 3." in text
+    assert "Sequence 2 is left-padded with 3 slots" in text
+    others = describe_padded_batch(
+        [[1, 2, 0], [0, 0, 0], [1, 0, 2]], [[1, 1, 0], [0] * 3, [1, 0, 1]]
+    )
+    assert "Sequence 0 is right-padded with 1 slot: its positions read 0, 1, 0." in others
+    assert "Sequence 1 is all padding: its positions read 0, 0, 0." in others
+    assert "Sequence 2 is padded with 1 slot: its positions read 0, 0, 1." in others
+
+
+def test_padded_batch_refuses_bad_input() -> None:
+    for call in (plot_padded_batch, describe_padded_batch):
+        with pytest.raises(ValueError, match=r"attention_mask must have the ids' shape \(1, 3\)"):
+            call([[1, 2, 3]], [[1, 1]])
+        with pytest.raises(ValueError, match=r"attention_mask value 2 at index \(0, 1\)"):
+            call([[1, 2]], [[1, 2]])
+        with pytest.raises(TypeError, match="token_ids must be integers"):
+            call([[1.0, 2.0]], [[1, 1]])
+        with pytest.raises(ValueError, match=r"token_ids must have shape \(B, T\)"):
+            call([1, 2], [1, 1])
+        with pytest.raises(ValueError, match="token ids must be >= 0, got -1"):
+            call([[-1, 2]], [[1, 1]])
+        with pytest.raises(ValueError, match=r"at most 8 sequences of 12 slots.*\(1, 13\)"):
+            call([[1] * 13], [[1] * 13])
+
+
+def test_diagrams_are_deterministic() -> None:
+    """Two calls draw the same picture, to the byte (no randomness, no hidden state)."""
+    pictures = []
+    for _ in range(2):
+        buffer = io.BytesIO()
+        plot_kv_cache(2, prompt_len=2).savefig(buffer, format="png", dpi=20)
+        pictures.append(buffer.getvalue())
+    assert pictures[0] == pictures[1]

@@ -16,7 +16,7 @@ from typing import Literal
 import numpy as np
 from numpy.typing import ArrayLike, DTypeLike, NDArray
 
-from ._checks import check_bool, check_float_dtype, check_int, check_seed
+from ._checks import check_bool, check_float_dtype, check_int, check_int_in_range, check_seed
 from .measure import peak_bytes
 from .models import ModelConfig, check_config
 
@@ -140,6 +140,117 @@ def kv_cache_bytes(
     return batch_size * seq_len * 2 * per_token  # 2: a key and a value
 
 
+def kv_width(config: ModelConfig, kv_heads: int | None = None) -> int:
+    """The width of a layer's keys (and of its values): ``kv_heads`` heads of ``config.head_dim``.
+
+    Grouped-query attention (Ainslie et al. 2023, "GQA", arXiv:2305.13245) gives each group of
+    query heads one key head and one value head: ``kv_heads`` groups, from ``n_heads`` (every
+    query head its own: multi-head attention, the default) down to 1 (multi-query attention).
+    The KV cache and the key and value projections shrink by ``kv_heads / n_heads``.
+
+    >>> from gptembed import MODELS
+    >>> kv_width(MODELS["gpt2-small"]), kv_width(MODELS["gpt2-small"], kv_heads=4)
+    (768, 256)
+
+    Raises:
+        TypeError: ``config`` is not a :class:`~gptembed.models.ModelConfig`.
+        TypeError, ValueError: ``kv_heads`` is not a positive integer that divides
+            ``config.n_heads``.
+    """
+    config = check_config(config)
+    if kv_heads is None:
+        return config.embed_dim
+    groups = check_int_in_range("kv_heads", kv_heads, 1, config.n_heads)
+    if config.n_heads % groups:
+        divisors = [g for g in range(1, config.n_heads + 1) if config.n_heads % g == 0]
+        raise ValueError(
+            f"kv_heads must divide n_heads {config.n_heads} (one of {divisors}), got {groups}"
+        )
+    return groups * config.head_dim
+
+
+MODEL_STATE_BYTES_PER_PARAMETER = 16
+"""What training with Adam keeps for each parameter: its weight, its gradient and Adam's two
+moments. In mixed precision that is a 2-byte weight and gradient plus fp32 copies of the weight
+and both moments, ``2 + 2 + 12 = 16`` bytes (Rajbhandari et al. 2020, "ZeRO", arXiv:1910.02054,
+section 3.1); in fp32 it is ``4 + 4 + 8``, also 16."""
+
+ACTIVATION_WIDTHS: tuple[tuple[str, int, Literal["d", "k"]], ...] = (
+    ("the two LayerNorms' inputs", 2, "d"),
+    ("the attention's input (the first LayerNorm's output)", 1, "d"),
+    ("the queries", 1, "d"),
+    ("the keys and the values", 2, "k"),
+    ("the attention's output (the output projection's input)", 1, "d"),
+    ("the MLP's input (the second LayerNorm's output)", 1, "d"),
+    ("the MLP's hidden layer before and after GELU", 8, "d"),
+)
+"""What one layer of a training step keeps for each token for the backward pass, besides its
+attention scores: ``(what, how many, of width d or k)``, with ``d`` the model's width and ``k``
+its keys' width (:func:`kv_width`). Korthikanti et al. 2022 ("Reducing Activation Recomputation
+in Large Transformer Models", arXiv:2205.05198, section 4.1) list these, ``34 s b h`` bytes a
+layer in 16-bit numbers: the 32 here and two 1-byte dropout masks, left out with dropout as
+this chapter leaves it out of the scores (a floor)."""
+
+
+def activation_bytes(
+    seq_len: int,
+    embed_dim: int,
+    n_layers: int = 1,
+    batch_size: int = 1,
+    bytes_per_element: int = 4,
+    *,
+    kv_width: int | None = None,
+) -> int:
+    """Bytes a training step keeps for the backward pass in its layers, besides the scores.
+
+    Each layer keeps, for each of the ``batch * seq_len`` tokens, the numbers that
+    :data:`ACTIVATION_WIDTHS` lists (Korthikanti et al. 2022, section 4.1, without dropout):
+    arrays of shape ``(batch, seq_len, width)`` adding up to ``14 d + 2 k`` numbers a token,
+    ``16 d`` without grouped-query attention (``k = kv_width``, ``d = embed_dim`` unless given).
+    So ``batch * layers * seq_len * (14 d + 2 k) * bytes``: linear in the length, as the KV
+    cache, but about 8 times the cache. A fused attention kernel keeps these too (its backward
+    pass reads the queries, keys, values and output); what it drops is the scores.
+
+    >>> activation_bytes(1024, embed_dim=768, n_layers=12) // 2**20  # GPT-2 small, fp32: MiB
+    576
+
+    Raises:
+        TypeError: an argument is not an integer.
+        ValueError: ``seq_len`` is negative, or another argument is not positive.
+    """
+    seq_len = check_int("seq_len", seq_len, minimum=0)
+    d = check_int("embed_dim", embed_dim)
+    k = d if kv_width is None else check_int("kv_width", kv_width)
+    per_token = sum(count * (d if width == "d" else k) for _, count, width in ACTIVATION_WIDTHS)
+    rows = _product_of_sizes(
+        batch_size=batch_size, n_layers=n_layers, bytes_per_element=bytes_per_element
+    )
+    return rows * seq_len * per_token
+
+
+def logits_bytes(
+    seq_len: int, vocab_size: int, batch_size: int = 1, bytes_per_element: int = 4
+) -> int:
+    """Bytes of the output layer's logits, ``(batch, seq_len, vocab_size)``, which the loss keeps.
+
+    ``batch * seq_len * vocab_size * bytes``: for GPT-2's 50,257 tokens, 65 times the width of
+    GPT-2 small, so at long contexts more than a few layers' activations. (Kernels that fuse the
+    output layer with the loss avoid storing them; this counts the plain way.)
+
+    >>> logits_bytes(1024, vocab_size=50_257) // 2**20  # GPT-2, one sequence, fp32: MiB
+    196
+
+    Raises:
+        TypeError: an argument is not an integer.
+        ValueError: ``seq_len`` is negative, or another argument is not positive.
+    """
+    seq_len = check_int("seq_len", seq_len, minimum=0)
+    per_token = _product_of_sizes(
+        vocab_size=vocab_size, batch_size=batch_size, bytes_per_element=bytes_per_element
+    )
+    return seq_len * per_token
+
+
 @dataclass(frozen=True)
 class FlopsPerToken:
     """Floating-point operations per token, split into the part that grows with the context.
@@ -180,6 +291,7 @@ def flops_per_token(
     *,
     convention: FlopsConvention = "palm",
     window: int | None = None,
+    kv_heads: int | None = None,
 ) -> FlopsPerToken:
     """FLOPs per token of a pass over ``seq_len`` tokens, as weights plus attention.
 
@@ -203,21 +315,25 @@ def flops_per_token(
 
     ``window`` counts a locally banded layer (each query meets at most ``window`` keys) in
     place of a dense one; GPT-3 alternates the two, which a caller adds up layer by layer.
+    ``kv_heads`` counts grouped-query attention (:func:`kv_width`): the key and value
+    projections are ``d x k`` instead of ``d x d``, so a block's weights are ``10 d^2 + 2 d k``
+    instead of ``12 d^2``; attention's term does not change (each query head still meets every
+    key).
     ``training=True`` counts forward plus backward as 3x the forward pass (the backward pass
     does two products for each of the forward's one).
 
     Raises:
         TypeError: ``config`` is not a :class:`ModelConfig` (as
             :func:`~gptembed.models.check_config`).
-        TypeError, ValueError: ``seq_len`` is not an integer >= 0, ``window`` not >= 1, or
-            ``training`` not a bool.
+        TypeError, ValueError: ``seq_len`` is not an integer >= 0, ``window`` not >= 1,
+            ``kv_heads`` not a divisor of ``config.n_heads``, or ``training`` not a bool.
         ValueError: an unknown ``convention``.
     """
     config = check_config(config)
     seq_len = check_int("seq_len", seq_len, minimum=0)
     keys = _keys_per_query(seq_len, window)
     d, n_layers = config.embed_dim, config.n_layers
-    blocks = 12 * n_layers * d * d
+    blocks = n_layers * d * (10 * d + 2 * kv_width(config, kv_heads))
     if convention == "palm":
         weights, attention = 2 * (blocks + config.vocab_size * d), 4 * n_layers * keys * d
     elif convention == "kaplan":

@@ -145,22 +145,29 @@ def gpt_parameter_count(
     embed_dim: int,
     n_layers: int,
     attention_width: int | None = None,
+    *,
+    kv_width: int | None = None,
 ) -> int:
     """All parameters of a GPT-2-architecture model with these sizes (output head tied to wte).
 
-    Per block, with ``d = embed_dim`` and ``a = attention_width`` (the heads' widths added up;
-    ``d`` unless given): two LayerNorms (``4d``), the fused QKV projection, ``d x 3a`` weights
-    and ``3a`` biases, the attention output projection, ``a x d`` weights and ``d`` biases, and
-    the 4x MLP (``8d^2 + 5d``); so ``4ad + 3a + 8d^2 + 10d``, which is ``12d^2 + 13d`` when
-    ``a = d``. Then a final LayerNorm (``2d``) and the two embedding tables. The head count does
-    not enter: the heads split the attention width, they do not add to it. GPT-3 uses the same
-    blocks (with alternating sparse attention, which adds no parameters), so its totals land
-    within 1% of the paper's rounded sizes.
+    Per block, with ``d = embed_dim``, ``a = attention_width`` (the query heads' widths added up;
+    ``d`` unless given) and ``k = kv_width`` (the key heads' widths added up, and the value
+    heads'; ``a`` unless given): two LayerNorms (``4d``), the fused QKV projection, ``d x (a +
+    2k)`` weights and ``a + 2k`` biases, the attention output projection, ``a x d`` weights and
+    ``d`` biases, and the 4x MLP (``8d^2 + 5d``); so ``2ad + 2kd + a + 2k + 8d^2 + 10d``, which
+    is ``12d^2 + 13d`` when ``a = k = d``. Then a final LayerNorm (``2d``) and the two embedding
+    tables. The head count does not enter: the heads split the attention width, they do not add
+    to it. GPT-3 uses the same blocks (with alternating sparse attention, which adds no
+    parameters), so its totals land within 1% of the paper's rounded sizes. Grouped-query
+    attention (Ainslie et al. 2023, arXiv:2305.13245) shares each key and value head among a
+    group of query heads, so ``k`` is the number of groups times the head width.
 
     >>> gpt_parameter_count(50_257, 1_024, 768, 12)  # GPT-2 small
     124439808
     >>> gpt_parameter_count(50_257, 2_048, 2_048, 24, attention_width=3_072)  # 24 heads of 128
     1517123584
+    >>> gpt_parameter_count(50_257, 1_024, 768, 12, kv_width=64)  # one key and value head
+    111446784
 
     Raises:
         TypeError, ValueError: a size is not a positive integer.
@@ -169,7 +176,8 @@ def gpt_parameter_count(
     tables = embedding_parameter_counts(vocab_size, max_seq_len, embed_dim).total
     d = int(embed_dim)  # checked just above, by embedding_parameter_counts
     a = d if attention_width is None else check_int("attention_width", attention_width)
-    per_block = 4 * a * d + 3 * a + 8 * d * d + 10 * d
+    k = a if kv_width is None else check_int("kv_width", kv_width)
+    per_block = 2 * a * d + 2 * k * d + a + 2 * k + 8 * d * d + 10 * d
     return n_layers * per_block + 2 * d + tables
 
 

@@ -26,11 +26,17 @@ SETTLE_JS = """async () => {
     await Promise.all([...document.images].map((img) => img.decode().catch(() => null)));
     const finite = document.getAnimations()
         .filter((a) => a.effect && a.effect.getComputedTiming().endTime !== Infinity);
-    await Promise.all(finite.map((a) => a.finished.catch(() => null)));
+    let timer;
+    await Promise.race([
+        Promise.all(finite.map((a) => a.finished.catch(() => null))),
+        new Promise((resolve) => { timer = setTimeout(resolve, 3000); }),
+    ]);
+    clearTimeout(timer);
 }"""
 """Wait until MathJax has typeset, fonts are loaded, every image is decoded and every finite CSS
 transition or animation has ended (the theme's colours fade for 0.15 s after a switch to dark,
-and axe measuring contrast mid-fade sees colours that no reader is left with)."""
+and axe measuring contrast mid-fade sees colours that no reader is left with), or 3 s have gone
+by: an animation whose end never comes must not hang the run (FADING_JS then names it)."""
 
 
 @dataclass
@@ -165,7 +171,15 @@ def switch_to_dark(page: Page) -> str:
     page.evaluate("document.activeElement && document.activeElement.blur()")
     page.locator(".tooltip").first.wait_for(state="detached", timeout=5_000)
     page.evaluate(SETTLE_JS)
-    fading = page.evaluate(FADING_JS)
+    # Some transitions start after the settling: those of elements whose style the browser
+    # works out late, such as the copy buttons of code in closed dropdowns after the page has
+    # changed under them (chapter 4's explorer, driven through many settings), and their
+    # `finished` does not always resolve. So look again until none runs, for 2 s at most.
+    for _ in range(40):
+        fading = page.evaluate(FADING_JS)
+        if not fading:
+            break
+        page.wait_for_timeout(50)
     assert not fading, f"colours still changing after the switch: {fading}"
     return theme
 

@@ -449,3 +449,30 @@ def test_flops_refuse_an_unknown_convention() -> None:
         cost.flops_per_token(MODELS["gpt2-small"], 1024, convention="chinchilla")  # type: ignore[arg-type]
     with pytest.raises(ValueError, match=r"convention must be 'palm' or 'kaplan', got 'PaLM'"):
         cost.attention_flops_parity(MODELS["gpt2-small"], convention="PaLM")  # type: ignore[arg-type]
+
+
+def test_grouped_query_attention_narrows_the_keys_and_their_weight_flops() -> None:
+    cfg = MODELS["gpt2-small"]
+    assert cost.kv_width(cfg) == 768 and cost.kv_width(cfg, kv_heads=12) == 768
+    assert cost.kv_width(cfg, kv_heads=1) == 64  # multi-query attention: one head of 64
+    full, one = cost.flops_per_token(cfg, 1024), cost.flops_per_token(cfg, 1024, kv_heads=1)
+    # the key and value projections shrink from 2 d^2 to 2 d k in each of 12 layers
+    assert full.weights - one.weights == 2 * 12 * 2 * 768 * (768 - 64)
+    assert full.attention == one.attention  # every query head still meets every key
+    assert cost.flops_per_token(cfg, 1024, kv_heads=12) == full
+
+
+@pytest.mark.parametrize(
+    ("kv_heads", "error", "message"),
+    [
+        (5, ValueError, r"kv_heads must divide n_heads 12 \(one of \[1, 2, 3, 4, 6, 12\]\), got 5"),
+        (0, ValueError, r"kv_heads must be in \[1, 12\], got 0"),
+        (13, ValueError, r"kv_heads must be in \[1, 12\], got 13"),
+        (2.0, TypeError, r"kv_heads must be an integer in \[1, 12\], got 2.0"),
+    ],
+)
+def test_kv_width_refuses_a_group_count_that_does_not_divide_the_heads(
+    kv_heads: object, error: type, message: str
+) -> None:
+    with pytest.raises(error, match=message):
+        cost.kv_width(MODELS["gpt2-small"], kv_heads)  # type: ignore[arg-type]

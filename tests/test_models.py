@@ -130,11 +130,15 @@ def test_gpt3_xl_reading_fits_the_stated_size_and_the_other_does_not() -> None:
     assert embeddings < ours
 
 
-def _count_by_shapes(vocab: int, ctx: int, d: int, layers: int, a: int) -> int:
-    """Every array of a GPT-2 block listed by shape (nanoGPT's names), then counted."""
+def _count_by_shapes(
+    vocab: int, ctx: int, d: int, layers: int, a: int, k: int | None = None
+) -> int:
+    """Every array of a GPT-2 block listed by shape (nanoGPT's names), then counted; ``k`` is
+    the keys' and values' width (``a`` unless given: grouped-query attention narrows it)."""
+    k = a if k is None else k
     block = [
         (d,), (d,),  # ln_1 weight and bias
-        (d, 3 * a), (3 * a,),  # c_attn: queries, keys, values
+        (d, a + 2 * k), (a + 2 * k,),  # c_attn: queries, keys, values
         (a, d), (d,),  # attention c_proj
         (d,), (d,),  # ln_2
         (d, 4 * d), (4 * d,),  # mlp c_fc
@@ -157,6 +161,16 @@ def test_parameter_count_with_an_attention_width_counts_every_array(d: int, a: i
 def test_parameter_count_refuses_a_bad_attention_width(bad: object) -> None:
     with pytest.raises((TypeError, ValueError), match="attention_width must be an integer >= 1"):
         gpt_parameter_count(10, 10, 8, 2, attention_width=bad)  # type: ignore[arg-type]
+    with pytest.raises((TypeError, ValueError), match="kv_width must be an integer >= 1"):
+        gpt_parameter_count(10, 10, 8, 2, kv_width=bad)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(("d", "a", "k"), [(8, 8, 2), (8, 12, 4), (768, 768, 64), (768, 768, 768)])
+def test_parameter_count_with_grouped_keys_and_values_counts_every_array(
+    d: int, a: int, k: int
+) -> None:
+    expected = _count_by_shapes(50, 16, d, 3, a, k)
+    assert gpt_parameter_count(50, 16, d, 3, attention_width=a, kv_width=k) == expected
 
 
 def test_gpt3_13b_count_cannot_choose_between_5120_and_5140() -> None:

@@ -21,7 +21,7 @@ import pytest
 from sphinx.testing.util import SphinxTestApp
 
 from _ext.cost_explorer import DATA, HERE, IN_DOWNLOAD, SCRIPT, STYLE, explorer_html
-from gptembed.explorer import explorer_grid
+from gptembed.explorer import explorer_data
 
 pytestmark = pytest.mark.toolchain  # Sphinx, myst-nb and sphinx-exercise: the book's tools
 
@@ -53,9 +53,9 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> Built:
 
 
 @pytest.fixture(scope="module")
-def grid() -> dict[str, Any]:
-    """``gptembed.explorer.explorer_grid()``, computed here rather than taken from the build."""
-    return explorer_grid()
+def data() -> dict[str, Any]:
+    """``gptembed.explorer.explorer_data()``, computed here rather than taken from the build."""
+    return explorer_data()
 
 
 def _page(built: Built, name: str) -> str:
@@ -80,7 +80,7 @@ def test_the_chapter_shows_its_glued_number_figure_reference_and_exercise(built:
 
 
 def test_the_explorer_and_its_files_are_on_its_page_and_no_other(
-    built: Built, grid: dict[str, Any]
+    built: Built, data: dict[str, Any]
 ) -> None:
     """cost_explorer: the directive writes the explorer's markup, and only its page loads the
     data, the script and the style."""
@@ -90,22 +90,23 @@ def test_the_explorer_and_its_files_are_on_its_page_and_no_other(
         f'<script src="_static/{SCRIPT}"></script>',
     )
     chapter, index = _page(built, "chapter"), _page(built, "index")
-    assert explorer_html(grid) in chapter
+    assert explorer_html(data) in chapter
     assert all(tag in chapter for tag in tags), tags
     assert not any(tag in index for tag in tags), tags
     assert "cost-explorer" not in index
 
 
-def test_the_explorer_data_is_the_packages_grid(built: Built, grid: dict[str, Any]) -> None:
-    """cost_explorer: `_static` holds the grid as a script, and the extension's script and style."""
+def test_the_explorer_data_is_the_packages(built: Built, data: dict[str, Any]) -> None:
+    """cost_explorer: `_static` holds the package's data as a script, and the extension's script
+    and style."""
     static = built.html / "_static"
     script = re.fullmatch(
-        r"//[^\n]*\nwindow\.GPTEMBED_COST_GRID = (?P<grid>.*);\n",
+        r"//[^\n]*\nwindow\.GPTEMBED_COST_DATA = (?P<data>.*);\n",
         (static / DATA).read_text(encoding="utf8"),
         re.DOTALL,
     )
     assert script is not None
-    assert json.loads(script["grid"]) == json.loads(json.dumps(grid))
+    assert json.loads(script["data"]) == json.loads(json.dumps(data))
     for name in (SCRIPT, STYLE):
         assert (static / name).read_bytes() == (HERE / name).read_bytes(), name
 

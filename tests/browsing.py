@@ -210,10 +210,12 @@ CONTRAST_SAMPLES_JS = """() => {
 (its colour, size, weight and opacity, and the backgrounds of itself, its parent and the `pre`),
 the visible element with the longest own text (`data-axe-sample`)."""
 
-AXE_JS = """async () => {
+AXE_JS = """async (coloursOnly) => {
     const keep = (r) => r.violations;
     const colours = {'color-contrast': {enabled: false}, 'link-in-text-block': {enabled: false}};
-    const everyOtherRule = await axe.run(document, {resultTypes: ['violations'], rules: colours});
+    const everyOtherRule = coloursOnly
+        ? {violations: []}
+        : await axe.run(document, {resultTypes: ['violations'], rules: colours});
     const byColour = await axe.run(
         {include: [['body'], ['[data-axe-sample]'], ['[data-axe-code] a[href]']],
          exclude: [['[data-axe-code]']]},
@@ -224,11 +226,16 @@ AXE_JS = """async () => {
 (colour contrast, and links told apart from the text around them) in one run over the page with
 each highlighted `pre` replaced by its samples (CONTRAST_SAMPLES_JS) and its links. axe works out
 the page's layout once a run, and that was most of what link-in-text-block cost in the first run:
-together with colour contrast it costs about 0.5 s less on a long chapter, in each theme."""
+together with colour contrast it costs about 0.5 s less on a long chapter, in each theme. With
+``coloursOnly`` only the second run: what a theme changes is colours, and every other rule reads
+the same page in both (the book has no element shown in one theme only; a test checks that)."""
 
 
-def axe_violations(page: Page, visit: Visit | None = None) -> list[dict[str, Any]]:
-    """axe-core's violations on the page (its bundled copy of axe: nothing is fetched).
+def axe_violations(
+    page: Page, visit: Visit | None = None, *, colours_only: bool = False
+) -> list[dict[str, Any]]:
+    """axe-core's violations on the page (its bundled copy of axe: nothing is fetched); with
+    ``colours_only`` only those of the rules that judge colours (for a second theme's scan).
 
     Colour contrast, the costly rule, is measured on one element per look in highlighted code:
     axe's verdict depends only on the text's colour, size and weight and on what lies behind it,
@@ -246,7 +253,7 @@ def axe_violations(page: Page, visit: Visit | None = None) -> list[dict[str, Any
         if not page.evaluate("typeof window.axe === 'object'"):
             page.evaluate(_axe_source())
         page.evaluate(CONTRAST_SAMPLES_JS)
-        violations = page.evaluate(AXE_JS)
+        violations = page.evaluate(AXE_JS, colours_only)
     finally:
         if visit is not None:
             visit.recording = True

@@ -3,8 +3,9 @@
 Nothing is built here: the tests serve `_build/html` (run `./dev book` first) from
 127.0.0.1 on a free port and visit every page `_toc.yml` lists, once each: every check of a
 page reads what that visit recorded, and fails alone. axe-core checks every page in the light
-and the dark theme; screenshots of both (the light theme's first screen, the dark theme's whole
-page) land in `_build/screenshots/` for a person to look at.
+theme, and its colour rules again in the dark one; screenshots of both (each theme's first
+screen; the dark theme's whole page with `BOOK_SCREENSHOTS=full`) land in `_build/screenshots/`
+for a person to look at.
 
 pytest-playwright launches the browser (Debian's Chromium: tests/book/conftest.py) and gives
 the single-page tests their `page`; the visits share one tab of their own.
@@ -12,6 +13,7 @@ the single-page tests their `page`; the visits share one tab of their own.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -119,11 +121,13 @@ MATH_WIDTH_JS = """() => [...document.querySelectorAll('.bd-article mjx-containe
 
 
 def _screenshot(page: Page, docname: str, theme: str) -> Path:
-    """The light theme's first screen, as a reader opening the page sees it, and the dark theme's
-    whole page, to look over every figure on a dark background (a full page costs several times
-    a screen, so the light theme has only its first)."""
+    """The first screen of each theme, as a reader opening the page sees it; with
+    ``BOOK_SCREENSHOTS=full`` the dark theme's whole page, to look over every figure on a dark
+    background (a long chapter's whole page costs about 2 s, so the suite takes it only when
+    asked; the dark-corners check covers every figure either way)."""
     path = _screenshot_path(docname, theme)
-    page.screenshot(path=path, full_page=theme == "dark", quality=85)
+    full = theme == "dark" and os.environ.get("BOOK_SCREENSHOTS") == "full"
+    page.screenshot(path=path, full_page=full, quality=85)
     return path
 
 
@@ -152,7 +156,7 @@ def _visit(page: Page, visit: Visit, docname: str) -> None:
     visit.step(
         "dark corners", lambda: page.eval_on_selector_all(".bd-article img", CORNER_ALPHA_JS), dark
     )
-    visit.step("axe dark", lambda: axe_violations(page, visit), after=dark)
+    visit.step("axe dark", lambda: axe_violations(page, visit, colours_only=True), after=dark)
     visit.step("screenshot dark", lambda: _screenshot(page, docname, "dark"), after=dark)
 
 

@@ -7,6 +7,7 @@ nothing to compare and passes silently; these checks close that gap.
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -105,6 +106,19 @@ def test_figure_options_sit_where_myst_nb_reads_them(path: Path) -> None:
         if {"image", "figure"} & set(cell["metadata"])
     ]
     assert not stray, f"{path.name}: cells {stray} have image/figure outside mystnb:"
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.name for p in NOTEBOOKS])
+def test_prose_names_exercises_by_label(path: Path) -> None:
+    """The page numbers exercises across the book (sphinx-exercise), so "exercise 2" in a
+    chapter's prose names another chapter's exercise: refer with {numref}`label` instead."""
+    by_number = [
+        match.group(0)
+        for cell in _load(path)["cells"]
+        if cell["cell_type"] == "markdown"
+        for match in re.finditer(r"\b[Ee]xercises? \d+", "".join(cell["source"]))
+    ]
+    assert not by_number, f"{path.name}: {by_number}"
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.name for p in NOTEBOOKS])

@@ -122,6 +122,32 @@ def test_prose_names_exercises_by_label(path: Path) -> None:
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.name for p in NOTEBOOKS])
+def test_every_exercise_has_a_title(path: Path) -> None:
+    """An exercise's title says what it asks before a reader reads it (and in the sidebar of
+    contents); an untitled one is only a number."""
+    untitled = [
+        cell.get("id")
+        for cell in _load(path)["cells"]
+        if cell["cell_type"] == "markdown"
+        and re.search(r"```\{exercise-start\}[ \t]*\n", "".join(cell["source"]))
+    ]
+    assert not untitled, f"{path.name}: exercises without a title in cells {untitled}"
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.name for p in NOTEBOOKS])
+def test_a_logarithmic_caption_names_its_axis(path: Path) -> None:
+    """ "(log scale)" leaves a reader to guess which axis: a caption says "a logarithmic x axis",
+    "log-log axes" and so on."""
+    vague = [cell.get("id") for cell in _load(path)["cells"] if "log scale" in _caption(cell)]
+    assert not vague, f"{path.name}: cells {vague} say 'log scale' without naming the axis"
+
+
+def _caption(cell: dict) -> str:
+    """A cell's figure caption, or ''."""
+    return str(cell["metadata"].get("mystnb", {}).get("figure", {}).get("caption", ""))
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.name for p in NOTEBOOKS])
 def test_errors_show_only_their_message(path: Path) -> None:
     """A stored error is one line, `ValueError: ...` (`%xmode Minimal`): a full traceback would
     show the reader the package's file paths on the machine that ran the chapter."""

@@ -57,6 +57,7 @@ from dataclasses import dataclass, replace  # noqa: E402
 from types import ModuleType  # noqa: E402
 
 import numpy as np  # noqa: E402
+from bench_embedding import cpu_model  # noqa: E402  # run as a script, benchmarks/ is on the path
 
 from gptembed.corpus import random_windows, train_stream  # noqa: E402
 from gptembed.gpt import GPT, GPTConfig, init_model, loss_and_grads, stored_run  # noqa: E402
@@ -96,18 +97,6 @@ def configs() -> Iterator[GPTConfig]:
         yield comparison_config(scheme)
     for scheme in SCHEMES:
         yield replace(stored, scheme=scheme)
-
-
-def cpu_model() -> str:
-    """The ``model name`` line of /proc/cpuinfo, or the platform's processor string."""
-    try:
-        with open("/proc/cpuinfo", encoding="utf-8") as cpuinfo:
-            for line in cpuinfo:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown"
 
 
 def model_of(config: GPTConfig) -> GPT:

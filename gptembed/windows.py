@@ -46,10 +46,7 @@ def sliding_window_losses(
     ids = np.asarray(inputs)
     y = np.asarray(targets)
     window = check_int("window", window)
-    if ids.ndim != 2 or ids.shape != y.shape:
-        raise ValueError(
-            f"inputs and targets must be (B, N) arrays of one shape, got {ids.shape} and {y.shape}"
-        )
+    _check_pair(ids, y)
     check_integer_array("targets", y, None)  # a NaN target would pass as "not scored"
     losses = np.full(ids.shape[1], np.nan)
     for n in range(ids.shape[1]):
@@ -96,10 +93,7 @@ def crop_losses(
         raise TypeError(f"next_logits must be a callable taking ids (B, t), got {next_logits!r}")
     ids = check_integer_array("inputs", inputs, None)
     y = check_integer_array("targets", targets, None)
-    if ids.ndim != 2 or ids.shape != y.shape:
-        raise ValueError(
-            f"inputs and targets must be (B, N) arrays of one shape, got {ids.shape} and {y.shape}"
-        )
+    _check_pair(ids, y)
     keep = check_int("keep", keep)
     ends = check_integer_array("at", at, None).reshape(-1)
     n_steps = ids.shape[1]
@@ -112,3 +106,12 @@ def crop_losses(
     crops = ids[:, window].reshape(-1, keep).astype(np.intp)  # (B * len(at), keep)
     logits = next_logits(crops)[:, -1]  # (B * len(at), V)
     return losses_of_logits(logits, y[:, ends].reshape(-1)).reshape(len(ids), len(ends))
+
+
+def _check_pair(ids: NDArray[np.generic], targets: NDArray[np.generic]) -> None:
+    """Refuse inputs and targets that are not ``(B, N)`` arrays of one shape."""
+    if ids.ndim != 2 or ids.shape != targets.shape:
+        raise ValueError(
+            "inputs and targets must be (B, N) arrays of one shape, "
+            f"got {ids.shape} and {targets.shape}"
+        )

@@ -192,6 +192,30 @@ def test_token_losses_are_the_cross_entropy_of_each_prediction() -> None:
     np.testing.assert_array_equal(losses_of_logits(logits, targets), per_token)
 
 
+@pytest.mark.parametrize(
+    ("kwargs", "per_row_positions"),
+    [({}, False), ({"start_pos": 2}, False), ({"window": 3}, False), ({}, True)],
+)
+def test_windows_scored_a_few_at_a_time_give_what_one_piece_gives(
+    monkeypatch: pytest.MonkeyPatch, kwargs: dict[str, int], per_row_positions: bool
+) -> None:
+    """logits and token_losses run the windows in chunks of EVAL_TOKENS positions (here 2
+    windows of 3, and a last chunk of 1): the logits are those of the whole batch in one
+    forward pass, each window with its own position ids where it has them."""
+    model = _perturbed()
+    ids = np.random.default_rng(3).integers(TINY.vocab_size, size=(5, 3))
+    if per_row_positions:
+        kwargs = {"position_ids": np.arange(15).reshape(5, 3) % TINY.seq_len}
+    whole = forward(model, ids, **kwargs).logits
+    monkeypatch.setattr(gpt, "EVAL_TOKENS", 7)
+    np.testing.assert_array_equal(logits(model, ids, **kwargs), whole)
+    targets = np.roll(ids, -1, axis=1)
+    np.testing.assert_array_equal(
+        token_losses(model, ids, targets, **kwargs), losses_of_logits(whole, targets)
+    )
+    assert logits(model, ids[:0]).shape == (0, 3, TINY.vocab_size)
+
+
 def test_start_pos_moves_the_rows_read() -> None:
     config = dataclasses.replace(ONE_BLOCK, dtype="float64")
     model = _perturbed(config)

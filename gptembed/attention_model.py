@@ -178,12 +178,15 @@ def _allowed(seq_len: int, mask: NDArray[np.generic] | None, batch: int) -> NDAr
 
 def _masked_softmax(scores: NDArray[np.float64], allowed: NDArray[np.bool_]) -> NDArray[np.float64]:
     """Softmax over the last axis among allowed entries; a row with none allowed is all zeros."""
-    masked = np.where(allowed, scores, -np.inf)
-    top = masked.max(axis=-1, keepdims=True, initial=-np.inf)  # -inf: no keys (T = 0)
-    top = np.where(np.isfinite(top), top, 0.0)
-    weights = np.where(allowed, np.exp(masked - top), 0.0)
+    weights = np.where(allowed, scores, -np.inf)  # the one new (B, T, T) array: then in place
+    top = weights.max(axis=-1, keepdims=True, initial=-np.inf)  # -inf: no keys (T = 0)
+    top[~np.isfinite(top)] = 0.0
+    weights -= top
+    np.exp(weights, out=weights)  # exp(-inf) = 0: a key not allowed gets no weight
     sums = weights.sum(axis=-1, keepdims=True)
-    return weights / np.where(sums > 0, sums, 1.0)
+    sums[~(sums > 0)] = 1.0  # a row with no key allowed stays all zeros
+    weights /= sums
+    return weights
 
 
 def project(
@@ -308,7 +311,8 @@ def backward_from(
     dprobs = dout @ f.v.swapaxes(-1, -2)  # (B, T, T)
     dv = f.probs.swapaxes(-1, -2) @ dout  # (B, T, H)
     # Softmax backward, row by row: ds = p * (dp - sum_j p dp); masked entries have p = 0.
-    dscores = f.probs * (dprobs - np.sum(f.probs * dprobs, axis=-1, keepdims=True))
+    dprobs -= np.sum(f.probs * dprobs, axis=-1, keepdims=True)  # in place: dprobs is ours
+    dscores = np.multiply(dprobs, f.probs, out=dprobs)
     dscores /= math.sqrt(model.head_dim)
     dq = dscores @ f.k  # (B, T, H)
     dk = dscores.swapaxes(-1, -2) @ f.q  # (B, T, H)

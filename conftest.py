@@ -44,12 +44,26 @@ BROWSER_PAGE = re.compile(
 docname, perhaps a theme."""
 
 
+def _queue_place(item: pytest.Item) -> tuple[int, int]:
+    """Where a test's group waits in pytest-xdist's queue: the costly groups first (the chapters,
+    later ones first: they train and score more; then the browser's, then the tooling's, which
+    start processes), the package's many short files last, so that the two workers finish
+    within a few seconds of each other."""
+    path = item.nodeid.split("::")[0]
+    folder, _, name = path.rpartition("/")
+    if name.endswith(".ipynb"):
+        number = name.split("_")[0]
+        return 0, -int(number) if number.isdigit() else 0
+    return {"tests/book": 1, "tests/tooling": 2}.get(folder, 3), 0
+
+
 @pytest.hookimpl(tryfirst=True)  # before pytest-xdist's own hook reads the groups
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Where pytest-xdist runs (`./dev test`: `--dist loadgroup`), keep each file's tests on one
     worker, so a notebook's cells run in order on one kernel, except the browser tests: those of
     one page (which share one visit) form a group of their own, so the pages spread over both
-    workers."""
+    workers. The groups are queued costly first (`_queue_place`; `./dev test` passes
+    `--no-loadscope-reorder`, or pytest-xdist would queue them by their number of tests)."""
     if not config.pluginmanager.hasplugin("xdist"):
         return
     for item in items:
@@ -57,3 +71,4 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         file = item.nodeid.split("::")[0]
         group = f"{file}::{page['page']}" if page else file
         item.add_marker(pytest.mark.xdist_group(group))
+    items.sort(key=_queue_place)  # stable: a notebook's cells keep their order

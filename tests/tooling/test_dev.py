@@ -1,19 +1,13 @@
 """`./dev` itself: with nothing changed it needs no network, it completes a venv that an
-interrupted setup left half-made, `./dev lab` serves the chapters in JupyterLab, and nbval re-runs
-a chapter where pytest-xdist is not installed."""
+interrupted setup left half-made, and nbval re-runs a chapter where pytest-xdist is not installed
+(`./dev lab`: tests/book/test_lab.py, which opens a chapter in it in the browser)."""
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
-import signal
-import socket
 import subprocess
 import sys
-import time
-import urllib.error
-import urllib.request
 from pathlib import Path
 
 import pytest
@@ -110,66 +104,3 @@ def test_nbval_reruns_a_chapter_without_pytest_xdist() -> None:
     )
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     assert " passed" in result.stdout
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-def _get(url: str, token: str) -> tuple[int, bytes]:
-    request = urllib.request.Request(url, headers={"Authorization": f"token {token}"})
-    opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))  # 127.0.0.1 directly
-    with opener.open(request, timeout=5) as response:
-        return response.status, response.read()
-
-
-def test_dev_lab_serves_the_chapters(tmp_path: Path) -> None:
-    """`./dev lab` starts JupyterLab (headless here) with every chapter in its file browser."""
-    port, token = _free_port(), "gptembed-test"
-    env = _offline_env(VENV) | {
-        "JUPYTER_RUNTIME_DIR": str(tmp_path / "runtime"),
-        "JUPYTER_CONFIG_DIR": str(tmp_path / "config"),
-    }
-    options = ["--no-browser", "--ip=127.0.0.1", f"--port={port}", "--ServerApp.port_retries=0"]
-    server = subprocess.Popen(
-        [str(DEV), "lab", *options, f"--IdentityProvider.token={token}"],
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        text=True,
-        start_new_session=True,
-    )
-    base = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 60
-        while True:
-            assert server.poll() is None, f"./dev lab exited: {server.stderr.read()}"
-            try:
-                status, body = _get(f"{base}/api/status", token)
-                break
-            except (urllib.error.URLError, ConnectionError):
-                assert time.monotonic() < deadline, "JupyterLab did not answer within 60 s"
-                time.sleep(0.5)
-        assert status == 200 and "started" in json.loads(body)
-        _, listing = _get(f"{base}/api/contents/", token)
-        served = {item["name"] for item in json.loads(listing)["content"]}
-        chapters = {path.name for path in (ROOT / "book").glob("*.ipynb")}
-        assert chapters <= served, f"not in JupyterLab's file browser: {chapters - served}"
-        status, page = _get(f"{base}/lab", token)
-        assert status == 200 and b"JupyterLab" in page
-    finally:
-        _stop(server)
-
-
-def _stop(server: subprocess.Popen) -> None:
-    """Stop the server's process group: SIGTERM (Jupyter shuts down cleanly), then SIGKILL."""
-    if server.poll() is not None:
-        return
-    os.killpg(server.pid, signal.SIGTERM)
-    try:
-        server.wait(timeout=20)
-    except subprocess.TimeoutExpired:
-        os.killpg(server.pid, signal.SIGKILL)
-        server.wait()

@@ -1,0 +1,173 @@
+"""`./dev lab`: JupyterLab, started as README says, serves every chapter, and a chapter opened in
+it reads as the book does: the numbers and figure references that the book's prose fills in are
+in its rendered markdown, and no raw `{glue:text}` or `{numref}` role is left.
+
+The server runs with no network (a proxy that is not there) and the browser asks no other host.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import socket
+import subprocess
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import nbformat
+import pytest
+
+from _ext.readable_downloads import glued_values
+from tests.book_site import LOCAL_HOST, ROOT, require_build
+
+if TYPE_CHECKING:
+    from playwright.sync_api import Browser
+
+pytestmark = [pytest.mark.toolchain, pytest.mark.browser]
+
+DEV = ROOT / "dev"
+TOKEN = "gptembed-test"
+CHAPTER = "01_token_plus_position.ipynb"
+"""The chapter opened in the browser: its prose cites glued values and a numbered figure."""
+ROLE = re.compile(r"\{(?:glue(?::\w+)?|numref|ref|doc)\}`")
+NO_NETWORK = "http://127.0.0.1:9"
+"""A proxy that is not there: every request through it fails at once."""
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind((LOCAL_HOST, 0))
+        return int(sock.getsockname()[1])
+
+
+def _get(url: str) -> tuple[int, bytes]:
+    request = urllib.request.Request(url, headers={"Authorization": f"token {TOKEN}"})
+    opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))  # 127.0.0.1 directly
+    with opener.open(request, timeout=5) as response:
+        return response.status, response.read()
+
+
+def _stop(server: subprocess.Popen) -> None:
+    """Stop the server's process group: SIGTERM (Jupyter shuts down cleanly), then SIGKILL."""
+    if server.poll() is not None:
+        return
+    os.killpg(server.pid, signal.SIGTERM)
+    try:
+        server.wait(timeout=20)
+    except subprocess.TimeoutExpired:
+        os.killpg(server.pid, signal.SIGKILL)
+        server.wait()
+
+
+@pytest.fixture(scope="module")
+def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path]]:
+    """``./dev lab`` on a free port, its folder of chapters in a temporary directory: the base
+    URL and that folder. Every cell renders as the notebook opens (JupyterLab's windowing off),
+    so the whole chapter's prose is in the page."""
+    require_build()  # ./dev lab copies the built chapters (and builds them if it must)
+    tmp = tmp_path_factory.mktemp("lab")
+    settings = tmp / "settings" / "@jupyterlab" / "notebook-extension"
+    settings.mkdir(parents=True)
+    (settings / "tracker.jupyterlab-settings").write_text('{"windowingMode": "none"}')
+    proxies = {name: NO_NETWORK for name in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY")}
+    env = (
+        os.environ
+        | proxies
+        | {name.lower(): NO_NETWORK for name in proxies}
+        | {
+            "NO_PROXY": "",
+            "GPTEMBED_LAB_DIR": str(tmp / "chapters"),
+            "JUPYTER_RUNTIME_DIR": str(tmp / "runtime"),
+            "JUPYTER_CONFIG_DIR": str(tmp / "config"),
+            "JUPYTERLAB_SETTINGS_DIR": str(tmp / "settings"),
+            "JUPYTERLAB_WORKSPACES_DIR": str(tmp / "workspaces"),
+        }
+    )
+    port = _free_port()
+    options = [f"--ip={LOCAL_HOST}", f"--port={port}", "--ServerApp.port_retries=0"]
+    server = subprocess.Popen(
+        [str(DEV), "lab", "--no-browser", *options, f"--IdentityProvider.token={TOKEN}"],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
+    base = f"http://{LOCAL_HOST}:{port}"
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            assert server.poll() is None, f"./dev lab exited: {server.stderr.read()}"
+            try:
+                status, body = _get(f"{base}/api/status")
+                break
+            except (urllib.error.URLError, ConnectionError):
+                assert time.monotonic() < deadline, "JupyterLab did not answer within 60 s"
+                time.sleep(0.5)
+        assert status == 200 and "started" in json.loads(body)
+        yield base, tmp / "chapters"
+    finally:
+        _stop(server)
+
+
+def test_dev_lab_serves_the_chapters(lab: tuple[str, Path]) -> None:
+    """Every chapter is in JupyterLab's file browser, each as the book's download gives it: no
+    raw role in any markdown cell."""
+    base, folder = lab
+    _, listing = _get(f"{base}/api/contents/")
+    served = {item["name"] for item in json.loads(listing)["content"]}
+    chapters = {path.name for path in (ROOT / "book").glob("*.ipynb")}
+    assert chapters <= served, f"not in JupyterLab's file browser: {chapters - served}"
+    for name in sorted(chapters):
+        markdown = "".join(
+            cell.source
+            for cell in nbformat.read(folder / name, 4).cells
+            if cell.cell_type == "markdown"
+        )
+        assert not ROLE.search(markdown), f"{name}: {ROLE.search(markdown)}"
+    status, page = _get(f"{base}/lab")
+    assert status == 200 and b"JupyterLab" in page
+
+
+def test_a_chapter_in_jupyterlab_reads_as_the_book(browser: Browser, lab: tuple[str, Path]) -> None:
+    """Chapter 1 opened in JupyterLab: the values its prose cites are in the rendered markdown
+    (the layer's standard deviation, the toy's sizes), the figure reference reads "Fig. 1", and
+    no raw role shows; the page asks no host but this one."""
+    base, _ = lab
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    requests: list[str] = []
+    context.on("request", lambda request: requests.append(request.url))
+    try:
+        page = context.new_page()
+        page.goto(f"{base}/lab/tree/{CHAPTER}?token={TOKEN}")
+        rendered = page.locator(".jp-Notebook .jp-MarkdownCell .jp-RenderedMarkdown")
+        rendered.first.wait_for(timeout=60_000)
+        page.wait_for_function(
+            "document.querySelectorAll('.jp-Notebook .jp-MarkdownCell').length > 0 && "
+            "[...document.querySelectorAll('.jp-Notebook .jp-MarkdownCell')]"
+            ".every((c) => c.querySelector('.jp-RenderedMarkdown'))",
+            timeout=30_000,
+        )
+        prose = "\n".join(rendered.all_text_contents())
+    finally:
+        context.close()
+    source = nbformat.read(ROOT / "book" / CHAPTER, 4)
+    cited = {
+        name: value.strip("'\"")
+        for name, value in glued_values(source).items()
+        if name in {"init_std", "toy_vocab", "toy_dim", "toy_len"}
+    }
+    assert len(cited) == 4, cited
+    for name, value in cited.items():
+        assert value in prose, f"glued {name} ({value}) is not in the rendered prose"
+    assert "Fig. 1 draws" in prose
+    assert not ROLE.search(prose), ROLE.search(prose)
+    elsewhere = [url for url in requests if not url.startswith((base, "data:", "blob:"))]
+    assert not elsewhere, f"JupyterLab asked other hosts: {elsewhere[:5]}"

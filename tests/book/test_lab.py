@@ -24,7 +24,7 @@ import nbformat
 import pytest
 
 from _ext.readable_downloads import glued_values
-from tests.book_site import LOCAL_HOST, ROOT, require_build
+from tests.book_site import LOCAL_HOST, ROOT, SCREENSHOTS, require_build
 
 if TYPE_CHECKING:
     from playwright.sync_api import Browser
@@ -139,7 +139,8 @@ def test_dev_lab_serves_the_chapters(lab: tuple[str, Path]) -> None:
 def test_a_chapter_in_jupyterlab_reads_as_the_book(browser: Browser, lab: tuple[str, Path]) -> None:
     """Chapter 1 opened in JupyterLab: the values its prose cites are in the rendered markdown
     (the layer's standard deviation, the toy's sizes), the figure reference reads "Fig. 1", and
-    no raw role shows; the page asks no host but this one."""
+    no raw role shows; the page asks no host but this one. A screenshot goes to
+    `_build/screenshots/` for a person to look at."""
     base, _ = lab
     context = browser.new_context(viewport={"width": 1280, "height": 900})
     requests: list[str] = []
@@ -156,6 +157,8 @@ def test_a_chapter_in_jupyterlab_reads_as_the_book(browser: Browser, lab: tuple[
             timeout=30_000,
         )
         prose = "\n".join(rendered.all_text_contents())
+        SCREENSHOTS.mkdir(parents=True, exist_ok=True)  # for a person to look at
+        page.screenshot(path=SCREENSHOTS / "lab-01_token_plus_position.jpg", quality=85)
     finally:
         context.close()
     source = nbformat.read(ROOT / "book" / CHAPTER, 4)

@@ -1,5 +1,6 @@
-"""The intro's table of chapters: every chapter listed, reading times that match the chapters,
-and the reading paths' totals that match the table."""
+"""The intro: its front door reads in ten minutes and shows the idea and the book's results as
+figures, each linked to its chapter; its table lists every chapter with a reading time that
+matches the chapter, and the reading paths' totals match the table."""
 
 from __future__ import annotations
 
@@ -11,7 +12,11 @@ import pytest
 
 from tests.book_site import ROOT, toc_docnames
 
-INTRO = ROOT / "book" / "intro.md"
+INTRO = ROOT / "book" / "intro.ipynb"
+FRONT_DOOR_MINUTES = 10
+"""What the intro page may take to read, by the same count as the chapters'."""
+SHOWN_NOWHERE = {"hide-input", "remove-input", "remove-cell"}
+"""Tags of code cells whose code the page does not show (hide-input: collapsed)."""
 ROW = re.compile(
     r"^\| (?P<number>\d+) \| (?P<chapter>[^|]+?) \| [^|]+ "
     r"\| (?P<reading>\d+ min|being written) \|$",
@@ -25,7 +30,7 @@ PROSE_WORDS_PER_MINUTE, CODE_WORDS_PER_MINUTE = 200, 100
 
 def reading_minutes(path: Path) -> float:
     """Minutes to read a chapter: its prose at 200 words a minute, the code cells a page shows
-    (all but those tagged hide-input) at 100."""
+    (all but those hidden or removed) at 100."""
     cells = json.loads(path.read_text(encoding="utf8"))["cells"]
 
     def words(cell: dict) -> int:
@@ -35,15 +40,21 @@ def reading_minutes(path: Path) -> float:
     code = sum(
         words(c)
         for c in cells
-        if c["cell_type"] == "code" and "hide-input" not in c["metadata"].get("tags", [])
+        if c["cell_type"] == "code" and not SHOWN_NOWHERE & set(c["metadata"].get("tags", []))
     )
     return prose / PROSE_WORDS_PER_MINUTE + code / CODE_WORDS_PER_MINUTE
 
 
+def intro_text() -> str:
+    """The intro's markdown, every cell."""
+    cells = json.loads(INTRO.read_text(encoding="utf8"))["cells"]
+    return "\n\n".join("".join(c["source"]) for c in cells if c["cell_type"] == "markdown")
+
+
 def table() -> dict[int, tuple[str, str]]:
     """The intro's rows: chapter number -> (the chapter cell, the reading cell)."""
-    rows = {int(m["number"]): (m["chapter"], m["reading"]) for m in ROW.finditer(INTRO.read_text())}
-    assert rows, "no chapter table found in book/intro.md"
+    rows = {int(m["number"]): (m["chapter"], m["reading"]) for m in ROW.finditer(intro_text())}
+    assert rows, "no chapter table found in book/intro.ipynb"
     return rows
 
 
@@ -76,9 +87,37 @@ def test_reading_time_matches_the_chapter(number: int) -> None:
 
 
 def test_each_path_adds_up_the_table() -> None:
-    paths = list(PATH.finditer(INTRO.read_text()))
+    paths = list(PATH.finditer(intro_text()))
     assert len(paths) == 2, "the intro should give two reading paths"
     times = {n: int(reading.split()[0]) for n, (_, reading) in table().items() if "min" in reading}
     for path in paths:
         chapters = [int(n) for n in re.findall(r"\d+", path["chapters"])]
         assert sum(times[n] for n in chapters) == int(path["minutes"]), path[0]
+
+
+def test_the_front_door_reads_in_ten_minutes() -> None:
+    minutes = reading_minutes(INTRO)
+    assert minutes <= FRONT_DOOR_MINUTES, f"the intro takes {minutes:.1f} min to read"
+
+
+def test_the_front_door_shows_the_idea_and_four_results_each_linked_to_its_chapter() -> None:
+    """The concept diagram and four result figures, each drawn by the package in a cell whose
+    code the page hides, each with alt text, and each referred to in the prose just before it,
+    next to a link to a chapter."""
+    cells = json.loads(INTRO.read_text(encoding="utf8"))["cells"]
+    figures = [
+        (i, c["metadata"]["mystnb"])
+        for i, c in enumerate(cells)
+        if c["cell_type"] == "code" and "mystnb" in c["metadata"]
+    ]
+    names = [meta["figure"]["name"] for _, meta in figures]
+    assert len(names) == 5 and names[0] == "fig-intro-sum", names
+    for i, meta in figures:
+        assert "hide-input" in cells[i]["metadata"].get("tags", []), names
+        assert len(meta["image"]["alt"].split()) >= 25, meta["figure"]["name"]
+        assert any(o.get("data", {}).get("image/png") for o in cells[i]["outputs"])
+        before = "".join(
+            "".join(c["source"]) for c in cells[:i] if c["cell_type"] == "markdown"
+        ).rsplit("###", 1)[-1]
+        assert f"{{numref}}`{meta['figure']['name']}`" in before, meta["figure"]["name"]
+        assert re.search(r"\{doc\}`\d\d_\w+`", before), meta["figure"]["name"]

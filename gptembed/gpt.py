@@ -694,9 +694,9 @@ def _forward(
 EVAL_TOKENS = 512
 """How many positions :func:`logits` and :func:`token_losses` send through the model at once: a
 batch of windows goes through in chunks of ``max(1, EVAL_TOKENS // T)`` windows, whose score and
-MLP arrays stay small enough for the CPU's caches. The logits are the same (to the last bit or so:
-BLAS may order a product's sums by its number of rows), and chapter 9's 256
-windows of 128 take 0.4 of the time they take in one piece, chapter 10's 16 windows of 512 0.6
+MLP arrays stay small enough for the CPU's caches. The logits are the same (to the last bit or
+so: BLAS may order a product's sums by its number of rows), and chapter 9's 256 windows of 128
+take 0.4 of the time they take in one piece, chapter 10's 16 windows of 512 0.6
 (``benchmarks/bench_eval.py``)."""
 
 

@@ -206,3 +206,34 @@ def test_every_chapter_opens_with_the_one_install_cell(path: Path) -> None:
     assert install_cell.problems(path) == [], (
         f"{path.name}: run python tools/install_cell.py --write"
     )
+
+
+CONCEPT_DIAGRAMS = (
+    "plot_embedding_sum",
+    "plot_rotary_rotation",
+    "plot_alibi_bias",
+    "plot_kv_cache",
+    "plot_padded_batch",
+)
+"""The package's pictures of the ideas (gptembed.plotting), each to be drawn on a page."""
+
+
+@pytest.mark.parametrize("diagram", CONCEPT_DIAGRAMS)
+def test_every_concept_diagram_is_a_numbered_figure_the_prose_refers_to(diagram: str) -> None:
+    """Each concept diagram is drawn in some chapter (or the intro) as a named figure with alt
+    text and a stored image, and that page's prose refers to the figure by its name."""
+    found = []
+    for path in NOTEBOOKS:
+        nb = _load(path)
+        prose = "".join("".join(c["source"]) for c in nb["cells"] if c["cell_type"] == "markdown")
+        for _, cell in _code_cells_with_source(nb):
+            if not re.search(rf"\b{diagram}\(", "".join(cell["source"])):
+                continue
+            meta = cell["metadata"].get("mystnb", {})
+            name = meta.get("figure", {}).get("name")
+            assert name, f"{path.name}: {diagram} is drawn outside a named figure"
+            assert len(meta.get("image", {}).get("alt", "").split()) >= 25, (path.name, name)
+            assert any(o.get("data", {}).get("image/png") for o in cell["outputs"]), name
+            assert f"{{numref}}`{name}`" in prose, f"{path.name}: nothing refers to {name}"
+            found.append(f"{path.name}:{name}")
+    assert found, f"no page draws {diagram}"

@@ -120,6 +120,37 @@ MATH_WIDTH_JS = """() => [...document.querySelectorAll('.bd-article mjx-containe
     .map(m => ({scrollWidth: m.scrollWidth, clientWidth: m.clientWidth,
                 tex: (m.querySelector('mjx-assistive-mml') || m).textContent.slice(0, 80)}))"""
 """Each displayed equation wider than the text column (the theme lets it scroll sideways)."""
+PHONE = {"width": 390, "height": 844}
+"""A phone's viewport, in CSS pixels (an iPhone 12 to 14's)."""
+SIDEWAYS_JS = """() => {
+    const page = document.documentElement;
+    const inScroller = (e) => {
+        for (let a = e.parentElement; a && a !== document.body; a = a.parentElement) {
+            if (getComputedStyle(a).overflowX !== 'visible') return true;
+        }
+        return false;
+    };
+    return {scrollWidth: page.scrollWidth, clientWidth: page.clientWidth,
+            wider: [...document.querySelectorAll('.bd-article *')]
+                .filter((e) => e.getBoundingClientRect().right > page.clientWidth + 1
+                    && !inScroller(e))
+                .slice(0, 3)
+                .map((e) => `${e.tagName.toLowerCase()}.${e.className}: `
+                    + (e.textContent || '').trim().slice(0, 60))};
+}"""
+"""How wide the page is against the window, and the first elements of the article that stick
+out past the window's edge outside any element that scrolls on its own (a code cell does)."""
+
+
+def _at_a_phones_width(page: Page) -> dict[str, Any]:
+    """SIDEWAYS_JS with the window at a phone's width, then back to the visit's size."""
+    size = page.viewport_size
+    page.set_viewport_size(PHONE)
+    try:
+        return page.evaluate(SIDEWAYS_JS)
+    finally:
+        if size is not None:
+            page.set_viewport_size(size)
 
 
 def _screenshot(page: Page, docname: str, theme: str) -> Path:
@@ -160,6 +191,7 @@ def _visit(page: Page, visit: Visit, docname: str) -> None:
     )
     visit.step("axe dark", lambda: axe_violations(page, visit, colours_only=True), after=dark)
     visit.step("screenshot dark", lambda: _screenshot(page, docname, "dark"), after=dark)
+    visit.step("phone width", lambda: _at_a_phones_width(page))
 
 
 @pytest.fixture(scope="session")
@@ -361,6 +393,16 @@ def test_code_cells_fit_the_column(load: Callable[[str], Visit], docname: str) -
     if source_of(docname).suffix == ".ipynb":
         assert width["cells"] > 0, "no code cell found: has the theme's markup changed?"
     assert not width["scrolling"], f"code cells that scroll sideways: {width['scrolling']}"
+
+
+@pytest.mark.parametrize("docname", PAGES)
+def test_no_sideways_scroll_at_a_phones_width(load: Callable[[str], Visit], docname: str) -> None:
+    """At 390 px (a phone) the page is no wider than the window: only code cells and tables
+    scroll sideways, inside themselves."""
+    width = load(docname).result("phone width")
+    assert width["scrollWidth"] <= width["clientWidth"], (
+        f"{width['scrollWidth']} px wide in a {width['clientWidth']} px window: {width['wider']}"
+    )
 
 
 @pytest.mark.parametrize("docname", PAGES)

@@ -447,27 +447,34 @@ def test_plotting_does_not_import_pyplot() -> None:
     assert result.stdout.strip() == "False"
 
 
+FORMATS = {None: "image/png", "svg": "image/svg+xml", "retina": "image/png"}
+"""The figure format a reader may choose in IPython (None: the default), and what it shows."""
+
+
 @pytest.mark.toolchain  # IPython comes with the book's tools, not with the package
-@pytest.mark.parametrize(
-    ("chosen", "shown"), [(None, "image/png"), ("svg", "image/svg+xml"), ("retina", "image/png")]
-)
-def test_a_returned_figure_displays_in_ipython_in_the_format_the_reader_chose(
-    chosen: str | None, shown: str
-) -> None:
+def test_a_returned_figure_displays_in_ipython_in_the_format_the_reader_chose() -> None:
     """Jupyter shows a cell's value through IPython's formatters: the Figure needs one, PNG by
-    default. Issue 25: the import used to reset the formats to PNG; a reader's choice is kept."""
-    choose = f"select_figure_formats(shell, {{{chosen!r}}})\n" if chosen else ""
+    default. Issue 25: the import used to reset the formats to PNG; a reader's choice is kept.
+    One process imports gptembed.plotting afresh for each choice (its module code runs again,
+    as in a new kernel), made before the import."""
     result = _run(
+        "import sys\n"
         "from IPython.core.interactiveshell import InteractiveShell\n"
         "from IPython.core.pylabtools import select_figure_formats\n"
         "shell = InteractiveShell.instance()\n"
-        f"{choose}"
-        "from gptembed.plotting import plot_loss_curves\n"
-        "data, _ = shell.display_formatter.format(plot_loss_curves({'run': [2.0, 1.0]}))\n"
-        "print(sorted(data))"
+        f"for chosen in {list(FORMATS)!r}:\n"
+        "    if chosen:  # None: the first pass, nothing chosen yet\n"
+        "        select_figure_formats(shell, {chosen})\n"
+        "    sys.modules.pop('gptembed.plotting', None)\n"
+        "    from gptembed.plotting import plot_loss_curves\n"
+        "    fig = plot_loss_curves({'run': [2.0, 1.0]})\n"
+        "    data, _ = shell.display_formatter.format(fig)\n"
+        "    print(chosen, sorted(data))"
     )
     assert result.returncode == 0, result.stderr
-    assert result.stdout.strip() == str(sorted([shown, "text/plain"]))
+    assert result.stdout.splitlines() == [
+        f"{chosen} {sorted([shown, 'text/plain'])}" for chosen, shown in FORMATS.items()
+    ]
 
 
 def test_without_matplotlib_the_error_says_to_install_the_plot_extra() -> None:

@@ -141,7 +141,7 @@ def test_a_chapter_in_jupyterlab_reads_as_the_book(browser: Browser, lab: tuple[
     (the layer's standard deviation, the toy's sizes), the figure reference reads "Fig. N", and
     no raw role shows; the page asks no host but this one. A screenshot goes to
     `_build/screenshots/` for a person to look at."""
-    base, _ = lab
+    base, folder = lab
     context = browser.new_context(viewport={"width": 1280, "height": 900})
     requests: list[str] = []
     context.on("request", lambda request: requests.append(request.url))
@@ -150,10 +150,16 @@ def test_a_chapter_in_jupyterlab_reads_as_the_book(browser: Browser, lab: tuple[
         page.goto(f"{base}/lab/tree/{CHAPTER}?token={TOKEN}")
         rendered = page.locator(".jp-Notebook .jp-MarkdownCell .jp-RenderedMarkdown")
         rendered.first.wait_for(timeout=60_000)
+        # A markdown cell gets its (empty) rendered node first and its text when the markdown
+        # parser, loaded on first use, has run: wait for every cell of the chapter and its text.
         page.wait_for_function(
-            "document.querySelectorAll('.jp-Notebook .jp-MarkdownCell').length > 0 && "
-            "[...document.querySelectorAll('.jp-Notebook .jp-MarkdownCell')]"
-            ".every((c) => c.querySelector('.jp-RenderedMarkdown'))",
+            "(count) => { const cells = "
+            "[...document.querySelectorAll('.jp-Notebook .jp-MarkdownCell')]; "
+            "return cells.length === count && cells.every((c) => "
+            "c.querySelector('.jp-RenderedMarkdown')?.textContent.trim()); }",
+            arg=sum(
+                cell.cell_type == "markdown" for cell in nbformat.read(folder / CHAPTER, 4)["cells"]
+            ),
             timeout=30_000,
         )
         prose = "\n".join(rendered.all_text_contents())

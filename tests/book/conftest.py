@@ -4,8 +4,8 @@ arguments.
 pytest-playwright's `browser` (one per session, per xdist worker), `context` and `page` (one per
 test) are made with the arguments set here: Debian's Chromium headless shell, or with
 `--browser-channel` a channel of Playwright's own. A failed test that used its `page` leaves a
-screenshot in `test-results/` (`./dev test` passes `--screenshot only-on-failure`) and, in CI,
-its trace (`.ci/run` adds `--tracing retain-on-failure`).
+screenshot in `test-results/` (`./dev test` passes `--screenshot only-on-failure`); add
+`--tracing retain-on-failure` for its Playwright trace.
 """
 
 from __future__ import annotations

@@ -2,8 +2,9 @@
 
 The download button serves ``_build/html/_sources/<docname>.ipynb``, a copy of the chapter. Its
 markdown is written for the book: ``{glue:text}`name:fmt``` roles that myst-nb fills in,
-``{numref}``, ``{ref}`` and ``{doc}`` cross-references, and sphinx-exercise's fenced
-``exercise-start`` / ``solution-start`` directives. In plain Jupyter those show as raw syntax.
+``{numref}``, ``{ref}`` and ``{doc}`` cross-references, sphinx-exercise's fenced
+``exercise-start`` / ``solution-start`` directives and the book's ``how-we-know-start``. In
+plain Jupyter those show as raw syntax.
 
 After an HTML build, one handler rewrites those copies (never the chapters themselves), each
 markdown cell in these steps, in this order:
@@ -12,7 +13,8 @@ markdown cell in these steps, in this order:
    output only the book's page can show, such as the cost explorer) becomes that extension's
    text;
 2. an exercise becomes a bold "Exercise N" line with its text, a solution a bold
-   "Solution to Exercise N" line with its cells; the closing directives and MyST targets go;
+   "Solution to Exercise N" line with its cells, a "How we know" dropdown (``how_we_know``) a
+   bold line with its title and its cells; the closing directives and MyST targets go;
 3. a glue role becomes the value glued in that notebook's stored outputs, formatted as myst-nb
    formats it (the format spec applied to the number when the glued text is a number);
    ``{numref}`` becomes the number the book shows ("Fig. 2"), ``{ref}`` the target's title and
@@ -35,13 +37,15 @@ from sphinx.application import Sphinx
 from sphinx.domains.std import StandardDomain
 from sphinx.util import logging
 
+from _ext.how_we_know import SUMMARY
+
 logger = logging.getLogger(__name__)
 
 GLUE_MIME = "application/papermill.record/text/plain"
 ROLE = re.compile(r"\{(?P<name>[\w:.-]*)\}`(?P<content>[^`]*)`")
 EXPLICIT = re.compile(r"^(?P<title>.*?)\s*<(?P<target>[^<>]+)>$", re.DOTALL)
 GATED = re.compile(
-    r"^(?P<fence>`{3,}|:{3,})\{(?P<kind>exercise|solution)-(?P<edge>start|end)\}"
+    r"^(?P<fence>`{3,}|:{3,})\{(?P<kind>exercise|solution|how-we-know)-(?P<edge>start|end)\}"
     r"[ \t]*(?P<arg>[^\n]*)\n(?P<options>(?:[ \t]*:[\w-]+:[^\n]*\n)*)(?P=fence)[ \t]*$",
     re.MULTILINE,
 )
@@ -182,6 +186,8 @@ class Rewriter:
     def directive(self, match: re.Match[str]) -> str:
         if match["edge"] == "end":
             return ""
+        if match["kind"] == "how-we-know":  # the title the book's dropdown shows
+            return f"**{SUMMARY}{match['arg'].strip()}**\n"
         if match["kind"] == "exercise":
             label = re.search(r":label:\s*(\S+)", match["options"])
             number = self.number("exercise", self.docname, label[1]) if label else None

@@ -67,8 +67,12 @@ from .probes import PrincipalComponents, cosine_similarity_matrix
 FIGSIZE = (7.0, 4.0)
 """Width and height in inches of a one-panel figure (:func:`plot_loss_curves`)."""
 
-ADDITION_FIGSIZE = (9.0, 3.4)
-"""Width and height in inches of :func:`plot_embedding_addition`'s three panels."""
+ADDITION_PANEL_SIZE = (2.0, 3.2)
+"""Width and height in inches of each of :func:`plot_embedding_addition`'s three panels, which
+sit in one row with their colour bar (:data:`ADDITION_COLORBAR_WIDTH`)."""
+
+ADDITION_COLORBAR_WIDTH = 0.9
+"""Inches added to :func:`plot_embedding_addition`'s row for its colour bar."""
 
 ASYMMETRY_FIGSIZE = (7.0, 5.5)
 """Width and height in inches of :func:`plot_parameter_asymmetry` (a bar per model)."""
@@ -76,7 +80,7 @@ ASYMMETRY_FIGSIZE = (7.0, 5.5)
 MEMORY_FIGSIZE = (7.0, 4.5)
 """Width and height in inches of :func:`plot_attention_memory`."""
 
-SIMILARITY_PANEL_SIZE = (4.0, 4.2)
+SIMILARITY_PANEL_SIZE = (3.0, 3.1)
 """Width and height in inches of one panel of :func:`plot_position_similarity`."""
 
 COLORBAR_WIDTH = 1.0
@@ -121,12 +125,14 @@ so it stands out on white (zero), deep red and deep blue alike."""
 
 
 def _show_returned_figures_in_ipython(shell: Any = None) -> None:
-    """Let IPython (Jupyter) show a :class:`Figure` that is a cell's value, as a PNG.
+    """Let IPython (Jupyter) show a :class:`Figure` that is a cell's value, as a PNG drawn at
+    twice the pixels it is shown at (as IPython's "retina" format does: sharp on a high-density
+    screen), its displayed size, :data:`DISPLAY_DPI` pixels an inch, in the output's metadata.
 
     pyplot's inline backend registers this display when pyplot makes its first figure; figures
     here never go through pyplot, so without it a cell would show ``<Figure size ...>`` only.
     Only that one display is added, and only where the reader has none for figures: a format the
-    reader chose (``%config InlineBackend.figure_formats = ["svg"]``, retina) is left as it is.
+    reader chose (``%config InlineBackend.figure_formats = ["svg"]``) is left as it is.
     """
     try:
         from IPython import get_ipython
@@ -139,9 +145,14 @@ def _show_returned_figures_in_ipython(shell: Any = None) -> None:
     formatters = shell.display_formatter.formatters
     if any(Figure in formatter.type_printers for formatter in formatters.values()):
         return
-    formatters["image/png"].for_type(
-        Figure, lambda figure: print_figure(figure, "png", bbox_inches="tight")
-    )
+
+    def png_at_twice_its_size(figure: Figure) -> tuple[bytes, dict[str, int]]:
+        png = print_figure(figure, "png", bbox_inches="tight", dpi=2 * DISPLAY_DPI)
+        # The PNG's IHDR chunk: width and height, big-endian, at bytes 16 to 24.
+        width, height = (int.from_bytes(png[at : at + 4], "big") for at in (16, 20))
+        return png, {"width": width // 2, "height": height // 2}
+
+    formatters["image/png"].for_type(Figure, png_at_twice_its_size)
 
 
 _show_returned_figures_in_ipython()
@@ -176,17 +187,42 @@ def figure_and_axes(
     return _root_figure(ax), ax
 
 
+def panel_grid(n_panels: int, panel_width: float, extra_width: float = 0.0) -> tuple[int, int]:
+    """``(rows, columns)`` for ``n_panels`` panels ``panel_width`` inches wide: as many to a row
+    as fit in :data:`FIGSIZE`'s width (the page's, less ``extra_width`` for a colour bar), at
+    least one, and as many rows as that needs. A figure wider than the page would be shown
+    shrunk, its labels with it: 5 px tall, on two of the book's heat maps, before this.
+
+    >>> panel_grid(4, 3.0, extra_width=1.0), panel_grid(3, 2.0, extra_width=0.9)
+    ((2, 2), (1, 3))
+    """
+    fit = int((FIGSIZE[0] - extra_width + 1e-9) // panel_width)
+    columns = max(1, min(n_panels, fit))
+    return -(-n_panels // columns), columns
+
+
 def figure_and_panels(
-    n_panels: int, figsize: tuple[float, float], *, axes: Sequence[Axes] | None
+    n_panels: int,
+    panel_size: tuple[float, float],
+    *,
+    axes: Sequence[Axes] | None,
+    extra_width: float = 0.0,
 ) -> tuple[Figure, list[Axes]]:
-    """``axes`` (exactly ``n_panels`` of them) and their figure, or a new one-row figure.
+    """``axes`` (exactly ``n_panels`` of them) and their figure, or a new figure of panels
+    ``panel_size`` inches each, laid out by :func:`panel_grid` (plus ``extra_width`` inches for
+    a colour bar), left to right and then down; a last row that is not full is left short.
 
     Raises:
         ValueError: ``axes`` does not hold ``n_panels`` axes.
     """
     if axes is None:
-        fig, grid = new_figure(figsize, ncols=n_panels)
-        return fig, list(np.atleast_1d(grid))
+        rows, columns = panel_grid(n_panels, panel_size[0], extra_width)
+        size = (panel_size[0] * columns + extra_width, panel_size[1] * rows)
+        fig, grid = new_figure(size, ncols=columns, nrows=rows)
+        panels = list(np.ravel(grid))
+        for unused in panels[n_panels:]:
+            unused.remove()
+        return fig, panels[:n_panels]
     panels = list(axes)
     if len(panels) != n_panels:
         raise ValueError(f"axes must hold {n_panels} axes, got {len(panels)}")
@@ -279,7 +315,8 @@ def plot_embedding_addition(
         position_rows: ``(T, D)``, the position table's rows ``W_pos[0:T]``.
         row_labels: ``T`` labels for the rows (for example ``"0 the"``); default ``"0"..``.
         highlight_rows: rows to outline in every panel (for example a token that repeats).
-        axes: three axes to draw on; by default a new :data:`ADDITION_FIGSIZE` figure.
+        axes: three axes to draw on; by default a new figure of three
+            :data:`ADDITION_PANEL_SIZE` panels in a row.
 
     Returns:
         The figure. The colour scale is :data:`DIVERGING_CMAP`, centred on 0 and shared by the
@@ -307,10 +344,12 @@ def plot_embedding_addition(
     for row in highlight_rows:
         if not 0 <= row < n_rows:
             raise ValueError(f"highlight row {row} is out of range: rows are 0..{n_rows - 1}")
-    fig, panels = figure_and_panels(3, ADDITION_FIGSIZE, axes=axes)
+    fig, panels = figure_and_panels(
+        3, ADDITION_PANEL_SIZE, axes=axes, extra_width=ADDITION_COLORBAR_WIDTH
+    )
     limit = _centred_limit((tok, pos, total))
     norm = Normalize(vmin=-limit, vmax=limit)
-    titles = ("token rows $W_{tok}[id_t]$", "+ position rows $W_{pos}[t]$", "= sum $x_t$")
+    titles = ("token rows\n$W_{tok}[id_t]$", "+ position rows\n$W_{pos}[t]$", "= sum\n$x_t$")
     for ax, data, title in zip(panels, (tok, pos, total), titles, strict=True):
         ax.imshow(data, cmap=DIVERGING_CMAP, norm=norm, aspect="auto")
         ax.set_title(title)
@@ -558,7 +597,8 @@ def plot_position_similarity(
         period: if given, the ticks sit at multiples of ``period`` (the first position of each
             record) and a line in :data:`BOUNDARY_STYLE` marks each record boundary.
         axes: one axes per table to draw on; by default a new figure of one
-            :data:`SIMILARITY_PANEL_SIZE` panel per table plus :data:`COLORBAR_WIDTH`.
+            :data:`SIMILARITY_PANEL_SIZE` panel per table, in rows as :func:`panel_grid`
+            lays them out, plus :data:`COLORBAR_WIDTH`.
 
     Returns:
         The figure, with a shared colour bar from -1 to 1.
@@ -570,9 +610,9 @@ def plot_position_similarity(
         raise ValueError("tables must hold at least one table, got none")
     if period is not None:
         period = check_int("period", period)
-    width, height = SIMILARITY_PANEL_SIZE
-    figsize = (width * len(tables) + COLORBAR_WIDTH, height)
-    fig, panels = figure_and_panels(len(tables), figsize, axes=axes)
+    fig, panels = figure_and_panels(
+        len(tables), SIMILARITY_PANEL_SIZE, axes=axes, extra_width=COLORBAR_WIDTH
+    )
     for ax, (title, table) in zip(panels, tables.items(), strict=True):
         sims = cosine_similarity_matrix(table)
         length = len(sims)
@@ -635,7 +675,7 @@ def plot_score_terms(
                 "key given no weight) has a meaning there"
             )
     hidden = {title: future | np.isneginf(array) for title, array in arrays.items()}
-    fig, panels = figure_and_panels(len(arrays), (2.6 * len(arrays) + 1.2, 3.2), axes=axes)
+    fig, panels = figure_and_panels(len(arrays), (2.6, 3.2), axes=axes, extra_width=1.2)
     limit = _centred_limit([array[~hidden[title]] for title, array in arrays.items()])
     norm = Normalize(-limit, limit)
     for ax, (title, array) in zip(panels, arrays.items(), strict=True):
@@ -763,8 +803,9 @@ def plot_loss_by(
     return fig
 
 
-EXTRAPOLATION_FIGSIZE = (10.0, 4.2)
-"""Width and height in inches of :func:`plot_loss_by_position` (one panel per task)."""
+EXTRAPOLATION_PANEL_SIZE = (7.0, 3.4)
+"""Width and height in inches of each panel of :func:`plot_loss_by_position` (one per task, one
+under another)."""
 
 
 def plot_loss_by_position(
@@ -786,7 +827,8 @@ def plot_loss_by_position(
             panel, no two labels alike (:func:`series_styles`).
         train_len: ``T``, the length the models were trained at.
         floor: the smallest loss drawn.
-        axes: one axes per panel to draw on; by default a new :data:`EXTRAPOLATION_FIGSIZE` row.
+        axes: one axes per panel to draw on; by default a new figure of
+            :data:`EXTRAPOLATION_PANEL_SIZE` panels, one under another.
 
     Raises:
         TypeError, ValueError: ``floor`` not a finite number > 0 (the y axis is logarithmic;
@@ -800,7 +842,7 @@ def plot_loss_by_position(
     for title, curves in panels.items():
         _check_series(f"panels[{title!r}]", curves)
     floor = check_float("floor", floor, above=0)
-    fig, grid = figure_and_panels(len(panels), EXTRAPOLATION_FIGSIZE, axes=axes)
+    fig, grid = figure_and_panels(len(panels), EXTRAPOLATION_PANEL_SIZE, axes=axes)
     labels = list(dict.fromkeys(label for curves in panels.values() for label in curves))
     style = dict(zip(labels, series_styles(len(labels), LINE_MARKERS), strict=True))
     for ax, (title, curves) in zip(grid, panels.items(), strict=True):
@@ -961,8 +1003,8 @@ def plot_training_curve(
     return fig
 
 
-PCA_FIGSIZE = (9.0, 3.8)
-"""Width and height in inches of :func:`plot_principal_components` (two panels)."""
+PCA_PANEL_SIZE = (3.5, 3.4)
+"""Width and height in inches of each of :func:`plot_principal_components`'s two panels."""
 
 
 def plot_principal_components(
@@ -975,7 +1017,8 @@ def plot_principal_components(
         components: a :class:`~gptembed.probes.PrincipalComponents` of an ``(L, D)`` table.
         n_components: how many components to draw on the left (each labelled with its share
             of the variance).
-        axes: two axes to draw on; by default a new :data:`PCA_FIGSIZE` figure.
+        axes: two axes to draw on; by default a new figure of two :data:`PCA_PANEL_SIZE`
+            panels side by side.
 
     Raises:
         ValueError: ``n_components`` is not in ``[1, K]`` (``K`` the components there are),
@@ -989,7 +1032,7 @@ def plot_principal_components(
             f"n_components must be in [1, {scores.shape[1]}] and the table needs at least 2 "
             f"components, got n_components {n_components} of {scores.shape[1]}"
         )
-    fig, (left, right) = figure_and_panels(2, PCA_FIGSIZE, axes=axes)
+    fig, (left, right) = figure_and_panels(2, PCA_PANEL_SIZE, axes=axes)
     positions = np.arange(len(scores))
     for k, (colour, dashes) in enumerate(series_styles(n_components, LINE_DASHES)):
         left.plot(
@@ -1055,9 +1098,9 @@ PAGE_WIDTH_PX = 672
 shrunk to it."""
 
 DISPLAY_DPI = 100
-"""CSS pixels per inch of a figure as the book shows it: matplotlib's default dpi, at which the
-chapters' PNGs are stored (a :data:`FIGSIZE` figure is 711 pixels wide with its tight bounding
-box)."""
+"""CSS pixels per inch of a figure as the book shows it: matplotlib's default dpi (a
+:data:`FIGSIZE` figure is shown 711 pixels wide with its tight bounding box). The chapters' PNGs
+are drawn at twice that, and their metadata gives the displayed size."""
 
 MIN_TEXT_PX = 9.0
 """The smallest text a figure may show, in CSS pixels as displayed (:func:`smallest_text_px`)."""
@@ -1660,7 +1703,8 @@ def plot_rotary_rotation(
     """
     parts = _rotary_rotation(query, key, base, pair, positions, distance_pairs)
     n_pairs = len(parts.distance_pairs)
-    fig, panels = figure_and_panels(1 + n_pairs, ROTARY_FIGSIZE, axes=axes)
+    width, height = ROTARY_FIGSIZE
+    fig, panels = figure_and_panels(1 + n_pairs, (width / (1 + n_pairs), height), axes=axes)
     q_norm, k_norm = float(np.linalg.norm(parts.query)), float(np.linalg.norm(parts.key))
     reach = 1.65 * max(q_norm, k_norm)
     blue, red = PALETTE["blue"], PALETTE["vermillion"]

@@ -36,13 +36,14 @@ from gptembed.attention_model import AttentionConfig, cached_forward
 from gptembed.attention_model import init_model as init_attention_model
 from gptembed.attention_terms import mean_by_lag
 from gptembed.plotting import (
-    ADDITION_FIGSIZE,
+    ADDITION_COLORBAR_WIDTH,
+    ADDITION_PANEL_SIZE,
     ASYMMETRY_FIGSIZE,
     BOUNDARY_STYLE,
     COLORBAR_WIDTH,
     DIAGRAM_WIDTH,
     DIVERGING_CMAP,
-    EXTRAPOLATION_FIGSIZE,
+    EXTRAPOLATION_PANEL_SIZE,
     FIGSIZE,
     KV_CACHED,
     KV_DROPPED,
@@ -54,7 +55,7 @@ from gptembed.plotting import (
     MEMORY_FIGSIZE,
     MIN_TEXT_PX,
     PALETTE,
-    PCA_FIGSIZE,
+    PCA_PANEL_SIZE,
     SIMILARITY_PANEL_SIZE,
     describe_alibi_bias,
     describe_embedding_sum,
@@ -62,6 +63,7 @@ from gptembed.plotting import (
     describe_padded_batch,
     describe_rotary_rotation,
     new_figure,
+    panel_grid,
     plot_alibi_bias,
     plot_attention_by_lag,
     plot_attention_memory,
@@ -152,7 +154,10 @@ def test_embedding_addition_titles_labels_and_highlights() -> None:
 
 def test_embedding_addition_fixed_size_and_opaque_background() -> None:
     tok, pos = _addition_rows()
-    _assert_fixed_opaque(plot_embedding_addition(tok, pos), ADDITION_FIGSIZE)
+    width, height = ADDITION_PANEL_SIZE  # three panels in one row, and the colour bar
+    _assert_fixed_opaque(
+        plot_embedding_addition(tok, pos), (3 * width + ADDITION_COLORBAR_WIDTH, height)
+    )
 
 
 def test_embedding_addition_draws_on_given_axes() -> None:
@@ -468,12 +473,23 @@ def test_a_returned_figure_displays_in_ipython_in_the_format_the_reader_chose() 
         "    sys.modules.pop('gptembed.plotting', None)\n"
         "    from gptembed.plotting import plot_loss_curves\n"
         "    fig = plot_loss_curves({'run': [2.0, 1.0]})\n"
-        "    data, _ = shell.display_formatter.format(fig)\n"
-        "    print(chosen, sorted(data))"
+        "    data, metadata = shell.display_formatter.format(fig)\n"
+        "    print(chosen, sorted(data))\n"
+        "    if chosen is None:  # the book's PNG: drawn at twice the size it is shown at\n"
+        "        png = data['image/png']\n"
+        "        drawn = [int.from_bytes(png[at : at + 4], 'big') for at in (16, 20)]\n"
+        "        shown = metadata['image/png']\n"
+        "        print(drawn[0] // 2 == shown['width'], drawn[1] // 2 == shown['height'])\n"
+        "        print(shown['width'], round(fig.get_size_inches()[0] * 100))"
     )
     assert result.returncode == 0, result.stderr
-    assert result.stdout.splitlines() == [
-        f"{chosen} {sorted([shown, 'text/plain'])}" for chosen, shown in FORMATS.items()
+    lines = result.stdout.splitlines()
+    assert lines[0] == f"None {sorted(['image/png', 'text/plain'])}"
+    assert lines[1] == "True True"
+    shown, figure = (int(n) for n in lines[2].split())
+    assert abs(shown - figure) <= 30, (shown, figure)  # shown at 100 px an inch, tight box
+    assert lines[3:] == [
+        f"{chosen} {sorted([shown, 'text/plain'])}" for chosen, shown in list(FORMATS.items())[1:]
     ]
 
 
@@ -648,7 +664,8 @@ def test_one_panel_per_task_and_one_line_per_model_on_a_log_scale() -> None:
     curves = {"a": [np.nan, 0.5, 1e-6, 2.0, 4.0, 8.0, 9.0, 9.0], "b": np.full(8, 0.1)}
     fig = plot_loss_by_position({"task one": curves, "task two": curves}, train_len=2)
     assert isinstance(fig, Figure)
-    assert tuple(fig.get_size_inches()) == EXTRAPOLATION_FIGSIZE
+    width, height = EXTRAPOLATION_PANEL_SIZE  # one panel under the other
+    np.testing.assert_allclose(fig.get_size_inches(), (width, 2 * height))
     assert [ax.get_title() for ax in fig.axes] == ["task one", "task two"]
     ax = fig.axes[0]
     assert ax.get_yscale() == "log"
@@ -743,7 +760,8 @@ def test_training_curve_draws_the_run_the_held_out_points_and_the_baselines() ->
 def test_principal_components_figure() -> None:
     pc = principal_components(sinusoidal_table(32, 8))
     fig = plot_principal_components(pc, n_components=2)
-    assert tuple(fig.get_size_inches()) == PCA_FIGSIZE
+    width, height = PCA_PANEL_SIZE
+    np.testing.assert_allclose(fig.get_size_inches(), (2 * width, height))
     left, right = fig.axes[:2]
     assert len(left.get_lines()) == 3  # two components and the zero line
     assert "of the variance" in left.get_lines()[0].get_label()
@@ -1152,3 +1170,79 @@ def test_diagrams_are_deterministic() -> None:
         plot_kv_cache(2, prompt_len=2).savefig(buffer, format="png", dpi=20)
         pictures.append(buffer.getvalue())
     assert pictures[0] == pictures[1]
+
+
+def _table(rows: int, dim: int = 16, seed: int = 0) -> np.ndarray:
+    return np.random.default_rng(seed).normal(0.0, 0.02, (rows, dim))
+
+
+_RAMP = np.linspace(2.0, 0.5, 64)
+_DATA_FIGURES = {  # each data plot at about the size a chapter draws it
+    "embedding addition": lambda: plot_embedding_addition(
+        _table(5, 8), _table(5, 8, 1), row_labels=[f"{t} w{t}" for t in range(5)]
+    ),
+    "parameter asymmetry": lambda: plot_parameter_asymmetry(MODELS),
+    "attention memory": lambda: plot_attention_memory([2**p for p in range(7, 15)], 12, 12),
+    "loss curves": lambda: plot_loss_curves({"with": _RAMP, "without": _RAMP + 0.3}),
+    "position similarity, four tables": lambda: plot_position_similarity(
+        {f"table {k}": _table(32, seed=k) for k in range(4)}, period=8
+    ),
+    "score terms, four": lambda: plot_score_terms(
+        {
+            name: _table(32, 32, k)
+            for k, name in enumerate(("tok-tok", "tok-pos", "pos-tok", "pos-pos"))
+        }
+    ),
+    "similarity by lag": lambda: plot_similarity_by_lag({"a": _RAMP[:16], "b": -_RAMP[:16]}),
+    "score terms by lag": lambda: plot_score_terms_by_lag(
+        {"a": _table(16, 16), "b": _table(16, 16, 1)}
+    ),
+    "loss by": lambda: plot_loss_by(np.arange(8), {"a": _RAMP[:8], "b": _RAMP[8:16]}, "start"),
+    "loss by position, two tasks": lambda: plot_loss_by_position(
+        {"task 1": {"a": _RAMP, "b": _RAMP / 2}, "task 2": {"a": _RAMP, "b": _RAMP * 2}}, 16
+    ),
+    "context costs": lambda: plot_context_costs("gpt2-small", [2**p for p in range(8, 18)]),
+    "training curve": lambda: plot_training_curve(_RAMP, np.arange(0, 64, 8), _RAMP[::8]),
+    "principal components": lambda: plot_principal_components(
+        principal_components(sinusoidal_table(32, 16)), n_components=3
+    ),
+    "attention by lag": lambda: plot_attention_by_lag(
+        {f"head {h}": np.abs(_table(1, 16, h))[0] for h in range(4)}
+    ),
+}
+
+
+@pytest.mark.parametrize("name", list(_DATA_FIGURES))
+def test_every_data_figure_is_legible_at_page_width(name: str) -> None:
+    """Text at least MIN_TEXT_PX as the page shows it, and no wider than the page: a figure of
+    several panels wraps them into rows rather than shrink them to a strip (the learner measured
+    labels 5 px tall on two multi-panel heat maps)."""
+    fig = _DATA_FIGURES[name]()
+    assert smallest_text_px(fig) >= MIN_TEXT_PX, name
+    assert fig.get_size_inches()[0] <= FIGSIZE[0], name
+
+
+@pytest.mark.parametrize(
+    ("n_panels", "width", "extra", "grid"),
+    [
+        (1, 7.0, 0.0, (1, 1)),
+        (2, 7.0, 0.0, (2, 1)),
+        (4, 3.0, 1.0, (2, 2)),
+        (3, 3.0, 1.0, (2, 2)),
+        (4, 2.6, 1.2, (2, 2)),
+        (3, 2.0, 0.9, (1, 3)),
+        (2, 9.0, 0.0, (2, 1)),
+    ],
+)
+def test_panels_wrap_into_rows_that_fit_the_page(
+    n_panels: int, width: float, extra: float, grid: tuple[int, int]
+) -> None:
+    assert panel_grid(n_panels, width, extra) == grid
+    columns = grid[1]
+    assert columns * width + extra <= FIGSIZE[0] or columns == 1
+
+
+def test_a_short_last_row_leaves_no_empty_panel() -> None:
+    fig = plot_position_similarity({f"t{k}": _table(8, seed=k) for k in range(3)})
+    heatmaps = [ax for ax in fig.axes if ax.images]
+    assert len(heatmaps) == 3 and len(fig.axes) == 4  # three heat maps and the colour bar

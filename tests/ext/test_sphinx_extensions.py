@@ -111,6 +111,48 @@ def test_the_explorer_data_is_the_packages(built: Built, data: dict[str, Any]) -
         assert (static / name).read_bytes() == (HERE / name).read_bytes(), name
 
 
+def test_a_how_we_know_dropdown_holds_its_cells_closed(built: Built) -> None:
+    """how_we_know: the cells between the start and the end are in one closed `<details>`, whose
+    summary names it; the prose before and after stays outside."""
+    page = _page(built, "chapter")
+    dropdown = re.search(r'<details class="how-we-know">(.*?)</details>', page, re.DOTALL)
+    assert dropdown is not None and page.count("<details") == page.count("</details>")
+    inside = dropdown[1]
+    assert "<summary>How we know: Counting the characters</summary>" in inside
+    assert "The image is 96 base64 characters:" in inside
+    assert "24 groups of four base64 characters" in inside and 'class="cell' in inside
+    assert "The dot is one pixel." not in inside and "Back in the main line." not in inside
+    assert page.index("The dot is one pixel.") < dropdown.start()
+    assert page.index("Back in the main line.") > dropdown.end()
+
+
+@pytest.mark.parametrize(
+    ("cells", "warning"),
+    [
+        (["```{how-we-know-start} Open\n```\nText.", "## A heading\n\nMore."], "no heading"),
+        (["Text.\n```{how-we-know-end}\n```"], "without a how-we-know-start"),
+    ],
+)
+def test_a_dropdown_that_cannot_close_is_a_warning(
+    tmp_path: Path, cells: list[str], warning: str
+) -> None:
+    """how_we_know: a start whose section ends first (a heading inside), or an end with no start,
+    warns (an error in the book's strict build) and names the problem."""
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "conf.py").write_text(
+        'extensions = ["myst_nb", "_ext.how_we_know"]\nnb_execution_mode = "off"\n'
+    )
+    (src / "index.md").write_text("# Page\n\n" + "\n\n".join(cells) + "\n")
+    warnings = StringIO()
+    app = SphinxTestApp("html", srcdir=src, status=StringIO(), warning=warnings)
+    try:
+        app.build()
+    finally:
+        app.cleanup()
+    assert warning in warnings.getvalue(), warnings.getvalue()
+
+
 @pytest.mark.parametrize("name", ["index", "chapter"])
 def test_an_inline_script_is_written_once(built: Built, name: str) -> None:
     """inline_scripts_once: Sphinx 7.4 alone writes the script twice on every page."""
@@ -133,10 +175,13 @@ def test_the_downloadable_chapter_shows_values_not_roles(built: Built) -> None:
     download = json.loads((built.html / "_sources" / "chapter.ipynb").read_text(encoding="utf8"))
     markdown = ["".join(c["source"]) for c in download["cells"] if c["cell_type"] == "markdown"]
     assert markdown == [
-        "# A chapter\n\n"
-        "A number, a figure, an exercise and the cost explorer, as the chapters use them.",
+        '# A chapter\n\nA number, a figure, an exercise, a "How we know" dropdown and the cost '
+        "explorer, as the\nchapters use them.",
         "Pi is about 3.14, and Fig. 1 shows a dot.\n\n"
         "**Exercise 1**\n\nWhere is the dot?\n\n**Solution to Exercise 1**\n\nIn the middle.",
+        "The dot is one pixel.\n\n**How we know: Counting the characters**\n\n"
+        "The image is 96 base64 characters:",
+        "Back in the main line.",
         f"## The explorer\n\n{IN_DOWNLOAD}",
     ]
     code = [c for c in chapter["cells"] if c["cell_type"] == "code"]

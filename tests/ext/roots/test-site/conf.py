@@ -13,6 +13,7 @@ extensions = [
     "_ext.readable_downloads",
     "_ext.no_font_preload",
     "_ext.cost_explorer",
+    "_ext.how_we_know",
 ]
 exclude_patterns = ["_build"]
 templates_path = ["_templates"]  # layout.html: two preloads, one of a font

@@ -14,6 +14,7 @@ the single-page tests their `page`; the visits share one tab of their own.
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -61,7 +62,9 @@ def _screenshot_path(docname: str, theme: str) -> Path:
 
 IMAGES_JS = """imgs => imgs.map(img => ({src: img.currentSrc || img.src,
     alt: (img.getAttribute('alt') || '').trim(),
-    width: img.naturalWidth, complete: img.complete}))"""
+    width: img.naturalWidth, height: img.naturalHeight, complete: img.complete,
+    shown: img.getBoundingClientRect().width, shownHeight: img.getBoundingClientRect().height,
+    output: !!img.closest('.cell_output')}))"""
 MATH_JS = """() => {
     const math = [...document.querySelectorAll('.math')];
     return {math: math.length,
@@ -310,6 +313,27 @@ def test_images_decoded_with_alt_text(load: Callable[[str], Visit], docname: str
 
 
 @pytest.mark.parametrize("docname", PAGES)
+def test_figures_are_drawn_at_twice_the_size_they_are_shown(
+    load: Callable[[str], Visit], docname: str
+) -> None:
+    """Every image a chapter's code drew is a PNG of at least twice the pixels the page shows
+    it at (sharp on a high-density screen), shown in its own proportions."""
+    drawn = [img for img in load(docname).result("images") if img["output"]]
+    soft = [
+        f"{img['src'].rsplit('/', 1)[-1]}: {img['width']} px shown at {img['shown']:.0f}"
+        for img in drawn
+        if img["width"] < 2 * img["shown"] - 1
+    ]
+    squashed = [
+        img["src"].rsplit("/", 1)[-1]
+        for img in drawn
+        if abs(img["shownHeight"] / img["shown"] - img["height"] / img["width"]) > 0.01
+    ]
+    assert not soft, f"figures drawn at less than twice their size on the page: {soft}"
+    assert not squashed, f"figures shown out of proportion: {squashed}"
+
+
+@pytest.mark.parametrize("docname", PAGES)
 def test_math_is_rendered(load: Callable[[str], Visit], docname: str) -> None:
     """Each math element was typeset by the local MathJax, without a TeX error."""
     math = load(docname).result("math")
@@ -434,6 +458,7 @@ def test_search_finds_a_chapter(page: Page, site: str) -> None:
 def test_axe_can_fail(page: Page) -> None:
     """The axe check can fail: an unlabelled image and faint text are violations, and so is faint
     text in highlighted code where only its sample (a longer token of the same look) is faint,
+    whether the tokens carry their colour in a style or, as Pygments's do, in a class alone,
     and a link told from the text around it by nothing but a slightly different colour; and so
     is a faint glued value in the prose that is the sample of its look. A scan within one
     element finds that element's violations only."""
@@ -447,16 +472,22 @@ def test_axe_can_fail(page: Page) -> None:
         "faint token</span></pre>"
         '<p style="color:#222;background:#fff">Values <span class="pasted-text" '
         'style="color:#eee">1.5</span> and <span class="pasted-text" style="color:#eee">'
-        "0.125</span>.</p></body></html>"
+        "0.125</span>.</p>"
+        # highlighted as Pygments does it: spans that hold only a class, coloured by a stylesheet
+        "<style>.k{color:#000}.pale{color:#e8e8e8}</style>"
+        '<pre style="background:#fff"><span class="k">import</span> <span class="pale">a</span>'
+        ' <span class="pale">pale token</span></pre></body></html>'
     )
-    found = {violation["id"]: violation["nodes"] for violation in axe_violations(page)}
+    tokens = "[...document.querySelectorAll('pre span')].map((s) => s.className + s.textContent)"
+    code = page.evaluate(tokens)
+    violations = axe_violations(page)
+    found = {violation["id"]: violation["html"] for violation in violations}
     assert {"image-alt", "color-contrast", "link-in-text-block"} <= found.keys(), found
-    samples = [
-        page.evaluate("([s]) => document.querySelector(s).textContent", node)
-        for node in found["color-contrast"]
-        if "data-axe-sample" in " ".join(node)
-    ]
-    assert "faint token" in samples and "0.125" in samples, found
+    shown = [node for node in found["color-contrast"] if "data-axe-sample" in node]
+    samples = [re.sub(r"<[^>]*>", "", node) for node in shown]
+    assert {"faint token", "pale token", "0.125"} <= set(samples), found
+    # the code is as it was, though its tokens were bare text while axe ran
+    assert page.evaluate(tokens) == code
     # within one element: its violations, and no other's
     inside = {violation["id"] for violation in axe_violations(page, within="pre")}
     assert inside == {"color-contrast"}, inside

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import html
 import json
 import re
 from pathlib import Path
@@ -333,3 +334,28 @@ def test_no_element_is_shown_in_one_theme_only() -> None:
         or "only-light" in page.read_text(encoding="utf-8")
     ]
     assert not found, found
+
+
+@pytest.mark.parametrize("docname", PAGES)
+def test_each_how_we_know_dropdown_is_on_its_page_closed(docname: str) -> None:
+    """Every `how-we-know-start` of a chapter is one closed `<details class="how-we-know">` on
+    its page, with a summary and some content: the main line is what shows unopened."""
+    path = source_of(docname)
+    markdown = (
+        "\n".join(
+            "".join(c["source"]) for c in json.loads(path.read_text(encoding="utf8"))["cells"]
+        )
+        if path.suffix == ".ipynb"
+        else path.read_text(encoding="utf8")
+    )
+    starts = [t.strip() for t in re.findall(r"\{how-we-know-start\}[ \t]*([^\n]+)", markdown)]
+    page = built_page(docname).read_text(encoding="utf8")
+    dropdowns = re.findall(
+        r'<details class="how-we-know"( open)?>\s*<summary>How we know: ([^<]+)</summary>'
+        r"(.*?)</details>",
+        page,
+        re.DOTALL,
+    )
+    assert [html.unescape(title) for _, title, _ in dropdowns] == starts, docname
+    assert not [title for opened, title, _ in dropdowns if opened], "a dropdown opens by itself"
+    assert all(re.search(r"<(p|div)\b", body) for _, _, body in dropdowns), "an empty dropdown"

@@ -15,6 +15,8 @@ from tests.book_site import ROOT, toc_docnames
 INTRO = ROOT / "book" / "intro.ipynb"
 FRONT_DOOR_MINUTES = 10
 """What the intro page may take to read, by the same count as the chapters'."""
+MAIN_LINE_MINUTES = 150
+"""What the chapters' main lines may take in all, by that count (dropdowns closed)."""
 SHOWN_NOWHERE = {"hide-input", "remove-input", "remove-cell"}
 """Tags of code cells whose code the page does not show (hide-input: collapsed)."""
 ROW = re.compile(
@@ -28,21 +30,62 @@ PROSE_WORDS_PER_MINUTE, CODE_WORDS_PER_MINUTE = 200, 100
 """The reading speeds the intro says its times count."""
 
 
-def reading_minutes(path: Path) -> float:
-    """Minutes to read a chapter: its prose at 200 words a minute, the code cells a page shows
-    (all but those hidden or removed) at 100."""
+COLLAPSED_SPAN = re.compile(
+    r"^(?P<fence>`{3,}|:{3,})\{(?P<kind>solution|how-we-know)-(?P<edge>start|end)\}[^\n]*\n"
+    r"(?:[ \t]*:[\w-]+:[^\n]*\n)*(?P=fence)[ \t]*$",
+    re.MULTILINE,
+)
+"""A gated directive that opens or closes what the page shows collapsed: a solution (sphinx-
+exercise's dropdown) or a "How we know" dropdown (_ext/how_we_know.py)."""
+FENCED = re.compile(
+    r"^(?P<fence>`{3,}|:{3,})\{(?P<name>[\w-]+)\}[^\n]*\n(?P<body>(?:.*\n)*?)(?P=fence)[ \t]*$",
+    re.MULTILINE,
+)
+
+
+def _unfolded(markdown: str) -> str:
+    """``markdown`` without its collapsed blocks: a `{dropdown}`, or a directive whose options
+    give it the class ``dropdown`` (an admonition shown closed)."""
+
+    def keep(block: re.Match[str]) -> str:
+        options = re.findall(r"^[ \t]*:class:([^\n]*)$", block["body"], re.MULTILINE)
+        closed = block["name"] == "dropdown" or any("dropdown" in o.split() for o in options)
+        return "" if closed else block[0]
+
+    return FENCED.sub(keep, markdown)
+
+
+def main_line(path: Path) -> tuple[list[str], list[str]]:
+    """What a chapter's page shows unfolded: its prose (markdown outside solutions, "How we know"
+    dropdowns and dropdown blocks) and its code (code cells outside those whose code the page
+    shows: not hidden or removed)."""
     cells = json.loads(path.read_text(encoding="utf8"))["cells"]
+    prose, code, collapsed = [], [], False
+    for cell in cells:
+        source = "".join(cell["source"])
+        if cell["cell_type"] == "code":
+            if not collapsed and not SHOWN_NOWHERE & set(cell["metadata"].get("tags", [])):
+                code.append(source)
+            continue
+        if cell["cell_type"] != "markdown":
+            continue
+        at = 0
+        for edge in COLLAPSED_SPAN.finditer(source):
+            if not collapsed:
+                prose.append(source[at : edge.start()])
+            collapsed, at = edge["edge"] == "start", edge.end()
+        if not collapsed:
+            prose.append(source[at:])
+    prose = [_unfolded(text) for text in prose]
+    return prose, code
 
-    def words(cell: dict) -> int:
-        return len("".join(cell["source"]).split())
 
-    prose = sum(words(c) for c in cells if c["cell_type"] == "markdown")
-    code = sum(
-        words(c)
-        for c in cells
-        if c["cell_type"] == "code" and not SHOWN_NOWHERE & set(c["metadata"].get("tags", []))
-    )
-    return prose / PROSE_WORDS_PER_MINUTE + code / CODE_WORDS_PER_MINUTE
+def reading_minutes(path: Path) -> float:
+    """Minutes to read a chapter's main line (:func:`main_line`): its prose at 200 words a minute,
+    its code at 100."""
+    prose, code = main_line(path)
+    words = [sum(len(text.split()) for text in part) for part in (prose, code)]
+    return words[0] / PROSE_WORDS_PER_MINUTE + words[1] / CODE_WORDS_PER_MINUTE
 
 
 def intro_text() -> str:
@@ -93,6 +136,16 @@ def test_each_path_adds_up_the_table() -> None:
     for path in paths:
         chapters = [int(n) for n in re.findall(r"\d+", path["chapters"])]
         assert sum(times[n] for n in chapters) == int(path["minutes"]), path[0]
+
+
+def test_the_main_line_takes_at_most_150_minutes() -> None:
+    """The chapters' main lines (what their pages show with every dropdown closed) add up to at
+    most 150 minutes, both by their words and as the intro's table states them."""
+    chapters = sorted((ROOT / "book").glob("[0-9][0-9]_*.ipynb"))
+    minutes = {path.stem: reading_minutes(path) for path in chapters}
+    assert sum(minutes.values()) <= MAIN_LINE_MINUTES, {k: round(v, 1) for k, v in minutes.items()}
+    stated = sum(int(reading.split()[0]) for _, reading in table().values() if "min" in reading)
+    assert stated <= MAIN_LINE_MINUTES, f"the intro's table adds up to {stated} minutes"
 
 
 def test_the_front_door_reads_in_ten_minutes() -> None:

@@ -237,3 +237,53 @@ def test_every_concept_diagram_is_a_numbered_figure_the_prose_refers_to(diagram:
             assert f"{{numref}}`{name}`" in prose, f"{path.name}: nothing refers to {name}"
             found.append(f"{path.name}:{name}")
     assert found, f"no page draws {diagram}"
+
+
+SHOWN_NOWHERE = {"hide-input", "remove-input", "remove-cell"}
+"""Tags of code cells whose code a page does not show (hide-input: collapsed behind a button)."""
+PLUMBING = re.compile(
+    r"\bglue\(|\bprint\(\s*f[\"']|^\s*f[\"']|f[\"'][^\"'\n]*\{[^}\n]*:[<>^]?[+ ]?[\d.,]"
+)
+"""A line of plumbing: a `glue(` call, a printed f-string, an f-string line of a printed table, or
+an f-string with a width or a precision (a table's column, a number's digits)."""
+PLUMBING_SHARE = 0.05
+
+
+def shown_code_lines(path: Path) -> list[str]:
+    """The lines of code a chapter's page shows: every code cell but those hidden or removed,
+    without blank lines and comments."""
+    return [
+        line
+        for cell in _load(path)["cells"]
+        if cell["cell_type"] == "code" and not SHOWN_NOWHERE & set(cell["metadata"].get("tags", []))
+        for line in "".join(cell["source"]).splitlines()
+        if line.strip() and not line.strip().startswith("#")
+    ]
+
+
+@pytest.mark.parametrize(
+    ("line", "plumbing"),
+    [
+        ('glue("n_runs", len(lag3))', True),
+        ('print(f"{name:12}{len(rows):>5}")', True),
+        ('    f"{min(lag3_k):9.2f} to{max(lag3_k):6.2f}"', True),
+        ('label = f"{value:.3f}"', True),
+        ("print(layer)", False),
+        ("losses = token_losses(model, x, y)  # (B, T)", False),
+        ('model = at_length(run.model, 4 * T, "tile")', False),
+    ],
+)
+def test_plumbing_is_told_from_computation(line: str, plumbing: bool) -> None:
+    assert bool(PLUMBING.search(line)) is plumbing
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.name for p in NOTEBOOKS])
+def test_the_code_a_page_shows_is_the_computation(path: Path) -> None:
+    """Glued values and printed tables go through helpers or a hidden cell (`hide-input` where
+    the cell prints, `remove-cell` where it only glues): under 5% of the lines a page shows."""
+    lines = shown_code_lines(path)
+    plumbing = [line for line in lines if PLUMBING.search(line)]
+    assert len(plumbing) <= PLUMBING_SHARE * len(lines), (
+        f"{path.name}: {len(plumbing)} of {len(lines)} shown code lines are glue or table "
+        f"formatting (at most {PLUMBING_SHARE:.0%}), such as {plumbing[:3]}"
+    )

@@ -3,9 +3,10 @@
 `roots/test-site` is configured as the book is (myst-nb rendering stored outputs, sphinx-exercise,
 numbered figures, the download source as `.ipynb`) and its one chapter uses what each extension
 handles: a glued number, a numbered figure and a reference to it, an exercise and its solution,
-and the cost explorer. Its `conf.py` adds an inline script as sphinx-thebe does, and its layout a
-font preload as the older theme does, so both fixes have something to fix. The build goes to a
-temporary folder, with Sphinx's own test application.
+a "How we know" dropdown that holds a code cell, a sphinx-design dropdown, and the cost
+explorer. Its `conf.py` adds an inline script as sphinx-thebe does, and its layout a font preload
+as the older theme does, so both fixes have something to fix. The build goes to a temporary
+folder, with Sphinx's own test application.
 """
 
 from __future__ import annotations
@@ -181,7 +182,7 @@ def test_the_downloadable_chapter_shows_values_not_roles(built: Built) -> None:
         "**Exercise 1**\n\nWhere is the dot?\n\n**Solution to Exercise 1**\n\nIn the middle.",
         "The dot is one pixel.\n\n**How we know: Counting the characters**\n\n"
         "The image is 96 base64 characters:",
-        "Back in the main line.",
+        "Back in the main line.\n\n**New here? The dot in brief**\n\nA dot is one pixel.",
         f"## The explorer\n\n{IN_DOWNLOAD}",
     ]
     code = [c for c in chapter["cells"] if c["cell_type"] == "code"]

@@ -9,6 +9,7 @@ project = "The book's extensions"
 extensions = [
     "myst_nb",
     "sphinx_exercise",
+    "sphinx_design",
     "_ext.inline_scripts_once",
     "_ext.readable_downloads",
     "_ext.no_font_preload",

@@ -14,7 +14,8 @@ markdown cell in these steps, in this order:
    text;
 2. an exercise becomes a bold "Exercise N" line with its text, a solution a bold
    "Solution to Exercise N" line with its cells, a "How we know" dropdown (``how_we_know``) a
-   bold line with its title and its cells; the closing directives and MyST targets go;
+   bold line with its title and its cells, a ``{dropdown}`` a bold line with its title and its
+   text; the closing directives and MyST targets go;
 3. a glue role becomes the value glued in that notebook's stored outputs, formatted as myst-nb
    formats it (the format spec applied to the number when the glued text is a number);
    ``{numref}`` becomes the number the book shows ("Fig. 2"), ``{ref}`` the target's title and
@@ -49,6 +50,12 @@ GATED = re.compile(
     r"[ \t]*(?P<arg>[^\n]*)\n(?P<options>(?:[ \t]*:[\w-]+:[^\n]*\n)*)(?P=fence)[ \t]*$",
     re.MULTILINE,
 )
+DROPDOWN = re.compile(
+    r"^(?P<fence>`{3,}|:{3,})\{dropdown\}[ \t]*(?P<title>[^\n]*)\n"
+    r"(?:[ \t]*:[\w-]+:[^\n]*\n)*(?P<body>(?:.*\n)*?)(?P=fence)[ \t]*$",
+    re.MULTILINE,
+)
+"""A fenced sphinx-design ``{dropdown}``: its title, options and body."""
 TARGET_LINE = re.compile(r"^\([\w.:-]+\)=[ \t]*\n?", re.MULTILINE)
 TEXTS = "readable_downloads_texts"
 """The app's attribute that holds the texts registered by ``add_download_text``, by directive."""
@@ -199,6 +206,7 @@ class Rewriter:
         """A markdown cell's source, rewritten in the steps the module's docstring lists."""
         text = self.fenced.sub(lambda block: self.texts[block["name"]], text)
         text = GATED.sub(self.directive, text)
+        text = DROPDOWN.sub(lambda box: f"**{box['title'].strip()}**\n\n{box['body']}", text)
         text = TARGET_LINE.sub("", text)
         text = ROLE.sub(self.role, text)
         return re.sub(r"\n{3,}", "\n\n", text).strip("\n")

@@ -127,7 +127,7 @@ so it stands out on white (zero), deep red and deep blue alike."""
 def _show_returned_figures_in_ipython(shell: Any = None) -> None:
     """Let IPython (Jupyter) show a :class:`Figure` that is a cell's value, as a PNG drawn at
     twice the pixels it is shown at (as IPython's "retina" format does: sharp on a high-density
-    screen), its displayed size, :data:`DISPLAY_DPI` pixels an inch, in the output's metadata.
+    screen), its displayed width, :data:`DISPLAY_DPI` pixels an inch, in the output's metadata.
 
     pyplot's inline backend registers this display when pyplot makes its first figure; figures
     here never go through pyplot, so without it a cell would show ``<Figure size ...>`` only.
@@ -148,9 +148,9 @@ def _show_returned_figures_in_ipython(shell: Any = None) -> None:
 
     def png_at_twice_its_size(figure: Figure) -> tuple[bytes, dict[str, int]]:
         png = print_figure(figure, "png", bbox_inches="tight", dpi=2 * DISPLAY_DPI)
-        # The PNG's IHDR chunk: width and height, big-endian, at bytes 16 to 24.
-        width, height = (int.from_bytes(png[at : at + 4], "big") for at in (16, 20))
-        return png, {"width": width // 2, "height": height // 2}
+        # The PNG's IHDR chunk holds its width, big-endian, at bytes 16 to 20. The width alone:
+        # a page that narrows the image keeps its proportions (a fixed height would squash it).
+        return png, {"width": int.from_bytes(png[16:20], "big") // 2}
 
     formatters["image/png"].for_type(Figure, png_at_twice_its_size)
 

@@ -146,6 +146,10 @@ def test_the_main_line_takes_at_most_150_minutes() -> None:
     assert sum(minutes.values()) <= MAIN_LINE_MINUTES, {k: round(v, 1) for k, v in minutes.items()}
     stated = sum(int(reading.split()[0]) for _, reading in table().values() if "min" in reading)
     assert stated <= MAIN_LINE_MINUTES, f"the intro's table adds up to {stated} minutes"
+    readme = (ROOT / "README.md").read_text(encoding="utf8")
+    for name, text in (("the intro", intro_text()), ("README.md", readme)):
+        said = re.findall(r"(\d+) minutes in all", text)
+        assert said == [str(stated)], f"{name} gives the main line as {said}, the table {stated}"
 
 
 def test_the_front_door_reads_in_ten_minutes() -> None:

@@ -371,8 +371,11 @@ def _layer_norm(x: Floats, gain: Floats, bias: Floats) -> tuple[Floats, LayerNor
     """LayerNorm over the last axis of ``(..., D)``: its output and what backward needs."""
     centred = x - x.mean(axis=-1, keepdims=True)
     rstd = 1.0 / np.sqrt((centred * centred).mean(axis=-1, keepdims=True) + LN_EPS)
-    xhat = centred * rstd
-    return xhat * gain + bias, LayerNormTrace(xhat, rstd)
+    xhat = centred
+    xhat *= rstd  # in place, as are the gain and bias below: each (..., D) array made once
+    out = xhat * gain
+    out += bias
+    return out, LayerNormTrace(xhat, rstd)
 
 
 def _layer_norm_backward(
@@ -506,7 +509,8 @@ def _attention(
     """Block ``layer``'s heads on LayerNorm_1's output ``(B, T, D)`` at ``positions``: ``(q, k,
     v, probs, heads, out)``, ``out`` the ``(B, T, D)`` added to the residual stream."""
     dim = model.embedding.embed_dim
-    qkv = _linear(h1, model.w_attn[layer]) + model.b_attn[layer]  # (B, T, 3D)
+    qkv = _linear(h1, model.w_attn[layer])  # (B, T, 3D)
+    qkv += model.b_attn[layer]
     q, k, v = (
         np.ascontiguousarray(_split_heads(qkv[..., i * dim : (i + 1) * dim], model.n_heads))
         for i in range(3)
@@ -515,7 +519,8 @@ def _attention(
     scale = 1.0 / math.sqrt(model.head_dim)
     if model.scheme == "rotary":
         q_at, k = (rotate(a, model.rotary_base, positions=at) for a in (q, k))
-        scores = q_at @ k.swapaxes(-1, -2) * scale  # (B, nh, T, T)
+        scores = q_at @ k.swapaxes(-1, -2)  # (B, nh, T, T)
+        scores *= scale
         if window.size is not None and window.sinks:  # the sinks' scores at cache positions
             query_in_cache = np.minimum(at, window.sinks + window.size - 1)
             q_cache = rotate(q, model.rotary_base, positions=query_in_cache)
@@ -523,28 +528,26 @@ def _attention(
             scores[..., : window.sinks] *= scale
         q = q_at
     else:
-        scores = q @ k.swapaxes(-1, -2) * scale
+        scores = q @ k.swapaxes(-1, -2)
+        scores *= scale  # in place: one (B, nh, T, T) array, not two
     if model.scheme == "alibi":
         slopes = alibi_slopes(model.n_heads)[:, None, None]  # (nh, 1, 1)
-        scores -= (slopes * window.key_distance(at)).astype(scores.dtype)
+        scores -= (slopes * window.key_distance(at)).astype(scores.dtype, copy=False)
     probs = _masked_softmax(scores, window)
     heads = _merge_heads(probs @ v)  # (B, T, D)
-    return (
-        q,
-        k,
-        v,
-        probs,
-        heads,
-        _linear(heads, model.w_attn_proj[layer]) + model.b_attn_proj[layer],
-    )
+    out = _linear(heads, model.w_attn_proj[layer])
+    out += model.b_attn_proj[layer]
+    return q, k, v, probs, heads, out
 
 
 def _mlp(model: GPT, layer: int, h2: Floats) -> tuple[Floats, ...]:
     """Block ``layer``'s MLP on LayerNorm_2's output ``(B, T, D)``: ``(pre_gelu, post_gelu,
     gelu_tanh, out)``, ``out`` the ``(B, T, D)`` added to the residual stream."""
-    pre_gelu = _linear(h2, model.w_fc[layer]) + model.b_fc[layer]  # (B, T, 4D)
+    pre_gelu = _linear(h2, model.w_fc[layer])  # (B, T, 4D)
+    pre_gelu += model.b_fc[layer]
     post_gelu, th = _gelu(pre_gelu)
-    out = _linear(post_gelu, model.w_mlp_proj[layer]) + model.b_mlp_proj[layer]
+    out = _linear(post_gelu, model.w_mlp_proj[layer])
+    out += model.b_mlp_proj[layer]
     return pre_gelu, post_gelu, th, out
 
 

@@ -86,9 +86,14 @@ def test_a_venv_left_half_made_is_completed_offline(tmp_path: Path) -> None:
     result = _dev(venv, "setup", timeout=300)
     assert result.returncode == 0, result.stderr
     assert _in_sync(venv).returncode == 0, "setup left the venv out of sync with uv.lock"
-    imports = "import gptembed, matplotlib, nbval, sphinx, pytest; print(gptembed.__file__)"
-    where = subprocess.run([python, "-c", imports], capture_output=True, text=True, check=True)
-    assert where.stdout.strip() == str(ROOT / "gptembed" / "__init__.py")
+    # gptembed imported (the checkout, editable); the tools found where they were installed (not
+    # imported: the venv has no bytecode, and compiling them would be most of this test's time)
+    check = (
+        "import gptembed, importlib.util as u; print(gptembed.__file__); "
+        "print(all(u.find_spec(m) for m in ('matplotlib', 'nbval', 'sphinx', 'pytest')))"
+    )
+    where = subprocess.run([python, "-c", check], capture_output=True, text=True, check=True)
+    assert where.stdout.split() == [str(ROOT / "gptembed" / "__init__.py"), "True"]
 
 
 def test_nbval_collects_a_chapter_without_pytest_xdist() -> None:

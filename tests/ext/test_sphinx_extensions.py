@@ -39,11 +39,8 @@ class Built(NamedTuple):
     warnings: str
 
 
-@pytest.fixture(scope="module")
-def built(tmp_path_factory: pytest.TempPathFactory) -> Built:
-    """The site, copied to a temporary folder and built there as HTML."""
-    src = tmp_path_factory.mktemp("site") / "src"
-    shutil.copytree(SITE, src)
+def build_html(src: Path) -> Built:
+    """The Sphinx project in ``src`` built as HTML with Sphinx's test application."""
     warnings = StringIO()
     app = SphinxTestApp("html", srcdir=src, status=StringIO(), warning=warnings)
     try:
@@ -51,6 +48,14 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> Built:
     finally:
         app.cleanup()
     return Built(src, Path(app.outdir), warnings.getvalue())
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory: pytest.TempPathFactory) -> Built:
+    """The site, copied to a temporary folder and built there as HTML."""
+    src = tmp_path_factory.mktemp("site") / "src"
+    shutil.copytree(SITE, src)
+    return build_html(src)
 
 
 @pytest.fixture(scope="module")
@@ -145,13 +150,8 @@ def test_a_dropdown_that_cannot_close_is_a_warning(
         'extensions = ["myst_nb", "_ext.how_we_know"]\nnb_execution_mode = "off"\n'
     )
     (src / "index.md").write_text("# Page\n\n" + "\n\n".join(cells) + "\n")
-    warnings = StringIO()
-    app = SphinxTestApp("html", srcdir=src, status=StringIO(), warning=warnings)
-    try:
-        app.build()
-    finally:
-        app.cleanup()
-    assert warning in warnings.getvalue(), warnings.getvalue()
+    warnings = build_html(src).warnings
+    assert warning in warnings, warnings
 
 
 @pytest.mark.parametrize("name", ["index", "chapter"])

@@ -152,6 +152,34 @@ def test_the_main_line_takes_at_most_150_minutes() -> None:
         assert said == [str(stated)], f"{name} gives the main line as {said}, the table {stated}"
 
 
+BUILT_ON = range(5, 10)
+"""Chapters that a later chapter builds on: the toys (5, 6), what absolute positions do in code and
+growing the table (7, 8), the small GPT (9). Chapters 1 to 4 a later page only mentions."""
+
+
+def test_each_reading_path_primes_what_it_skips() -> None:
+    """On each of the intro's paths, a chapter that links to one of :data:`BUILT_ON` that the path
+    skips holds a closed `{dropdown}` primer that links to it, so the page stands on its own."""
+    paths = re.findall(r"chapters ([\d, and]+), then ([\d and]+);", intro_text())
+    assert len(paths) == 2, paths
+    for before, after in paths:
+        path = {int(n) for n in re.findall(r"\d+", f"{before} {after}")}
+        for number in sorted(path):
+            (chapter,) = (ROOT / "book").glob(f"{number:02d}_*.ipynb")
+            cells = json.loads(chapter.read_text(encoding="utf8"))["cells"]
+            markdown = "\n".join(
+                "".join(cell["source"]) for cell in cells if cell["cell_type"] == "markdown"
+            )
+            primers = "".join(b[0] for b in FENCED.finditer(markdown) if b["name"] == "dropdown")
+            linked = {int(n) for n in re.findall(r"\{doc\}`(\d\d)_", markdown)}
+            primed = {int(n) for n in re.findall(r"\{doc\}`(\d\d)_", primers)}
+            skipped = {n for n in linked if n < number and n in BUILT_ON and n not in path}
+            assert skipped <= primed, (
+                f"{chapter.name}, on the path {sorted(path)}, builds on chapters "
+                f"{sorted(skipped - primed)} with no primer"
+            )
+
+
 def test_the_front_door_reads_in_ten_minutes() -> None:
     minutes = reading_minutes(INTRO)
     assert minutes <= FRONT_DOOR_MINUTES, f"the intro takes {minutes:.1f} min to read"

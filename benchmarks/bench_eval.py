@@ -1,4 +1,5 @@
-"""Scoring many windows with the small GPT: at once, or a few windows at a time.
+"""Scoring many windows with the small GPT: at once or a few windows at a time, and each
+window's queries at once or a block at a time.
 
 Run by hand (not part of pytest): ``python benchmarks/bench_eval.py``. :func:`gptembed.gpt.logits`
 and :func:`gptembed.gpt.token_losses` send a batch of windows through the model in chunks of
@@ -6,7 +7,9 @@ about :data:`gptembed.gpt.EVAL_TOKENS` positions. This times ``token_losses`` on
 chapters score (chapter 9: 256 windows of 128 characters with the stored model; chapter 10: 16
 windows of 512 with its table grown four times) with ``EVAL_TOKENS`` at several sizes, against
 the whole batch in one piece (the baseline, run in the same process), and checks that every size
-gives the baseline's losses. Each time is the median CPU time (``time.process_time``) of 7
+gives the baseline's losses. Then the same with ``QUERY_BLOCK`` (the queries a head scores at
+once, each block against the keys up to its last query) at several sizes, against every query at
+once (one block). Each time is the median CPU time (``time.process_time``) of 7
 repeats, the sizes interleaved in each repeat so that background load hits them alike; BLAS runs
 on one thread, as the tests and the chapters run it.
 """
@@ -28,19 +31,24 @@ from gptembed import gpt  # noqa: E402
 
 SIZES = (256, 512, 1024, 4096)
 """The values of ``EVAL_TOKENS`` timed against the whole batch at once."""
+BLOCKS = (16, 32, 64, 128)
+"""The values of ``QUERY_BLOCK`` timed against every query at once."""
 REPEATS = 7
 
 
-def _losses(model: gpt.GPT, ids: np.ndarray, tokens: int) -> tuple[float, np.ndarray]:
-    """CPU seconds of one ``token_losses`` call with ``EVAL_TOKENS = tokens``, and its losses."""
-    gpt.EVAL_TOKENS = tokens
+def _losses(
+    model: gpt.GPT, ids: np.ndarray, tokens: int, block: int = gpt.QUERY_BLOCK
+) -> tuple[float, np.ndarray]:
+    """CPU seconds of one ``token_losses`` call with ``EVAL_TOKENS = tokens`` and
+    ``QUERY_BLOCK = block``, and its losses."""
+    gpt.EVAL_TOKENS, gpt.QUERY_BLOCK = tokens, block
     start = time.process_time()
     losses = gpt.token_losses(model, ids[:, :-1], ids[:, 1:])
     return time.process_time() - start, losses
 
 
 def main() -> None:
-    default = gpt.EVAL_TOKENS
+    default, default_block = gpt.EVAL_TOKENS, gpt.QUERY_BLOCK
     whole = 10**9  # more positions than any batch: one piece
     model = gpt.stored_run(seed=0).model
     length = gpt.stored_run(seed=0).config.seq_len
@@ -66,8 +74,22 @@ def main() -> None:
         base = statistics.median(times[whole])
         ratios = " | ".join(f"{statistics.median(times[n]) / base:.2f}" for n in SIZES)
         print(f"| {name} | {base:.3f} | {ratios} |")
-    gpt.EVAL_TOKENS = default
-    print(f"\nThe package's EVAL_TOKENS: {default}.")
+    head = " | ".join(f"{n} / at once" for n in BLOCKS)
+    print(f"\n| windows | every query at once (s) | {head} |")
+    print("| --- | ---: | " + " | ".join("---:" for _ in BLOCKS) + " |")
+    for name, (m, ids) in cases.items():
+        times = {n: [] for n in (whole, *BLOCKS)}
+        _, expected = _losses(m, ids, default, whole)
+        for _ in range(REPEATS):
+            for n in times:
+                seconds, losses = _losses(m, ids, default, n)
+                np.testing.assert_allclose(losses, expected, rtol=1e-5, atol=1e-6)
+                times[n].append(seconds)
+        base = statistics.median(times[whole])
+        ratios = " | ".join(f"{statistics.median(times[n]) / base:.2f}" for n in BLOCKS)
+        print(f"| {name} | {base:.3f} | {ratios} |")
+    gpt.EVAL_TOKENS, gpt.QUERY_BLOCK = default, default_block
+    print(f"\nThe package's EVAL_TOKENS: {default}; QUERY_BLOCK: {default_block}.")
 
 
 if __name__ == "__main__":

@@ -470,10 +470,17 @@ def _additive_mask(window: _Window, seq_len: int, dtype: str) -> Floats:
     return mask
 
 
-def _masked_softmax(scores: Floats, window: _Window) -> Floats:
+def _masked_softmax(
+    scores: Floats, window: _Window, rows: slice = slice(None), seq_len: int | None = None
+) -> Floats:
     """Softmax over the keys a query sees (``window``), of ``(..., T, T)`` scores, in place;
-    other keys get 0. The diagonal is never blocked, so every row has a finite maximum."""
-    scores += _additive_mask(window, scores.shape[-1], scores.dtype.str)
+    other keys get 0. The diagonal is never blocked, so every row has a finite maximum.
+
+    With ``rows`` and ``seq_len``: the scores ``(..., len(rows), K)`` of the queries ``rows`` of a
+    sequence of ``seq_len`` against its first ``K`` keys (``K`` past the last query)."""
+    length = scores.shape[-1] if seq_len is None else seq_len
+    mask = _additive_mask(window, length, scores.dtype.str)[rows, : scores.shape[-1]]
+    scores += mask
     scores -= scores.max(axis=-1, keepdims=True)
     np.exp(scores, out=scores)
     scores /= scores.sum(axis=-1, keepdims=True)
@@ -503,11 +510,26 @@ def _head_positions(positions: NDArray[np.intp]) -> NDArray[np.intp]:
     return positions if positions.ndim == 1 else positions[:, None, :]
 
 
+QUERY_BLOCK = 64
+"""How many queries :func:`logits` and :func:`token_losses` score at once. A block of queries reads
+only the keys up to its last query (the later ones are masked anyway), so at length ``T`` a
+causal head does about ``(T + QUERY_BLOCK) / 2T`` of the full score matrix's work: 0.62 of it at
+``T = 256``. :func:`forward` keeps the full ``(T, T)`` weights, for the backward pass and the
+figures."""
+
+
 def _attention(
-    model: GPT, layer: int, h1: Floats, positions: NDArray[np.intp], window: _Window
+    model: GPT,
+    layer: int,
+    h1: Floats,
+    positions: NDArray[np.intp],
+    window: _Window,
+    keep: bool = True,
 ) -> tuple[Floats, ...]:
     """Block ``layer``'s heads on LayerNorm_1's output ``(B, T, D)`` at ``positions``: ``(q, k,
-    v, probs, heads, out)``, ``out`` the ``(B, T, D)`` added to the residual stream."""
+    v, probs, heads, out)``, ``out`` the ``(B, T, D)`` added to the residual stream. Without
+    ``keep`` the weights are worked out :data:`QUERY_BLOCK` queries at a time and ``probs`` is
+    an empty array."""
     dim = model.embedding.embed_dim
     qkv = _linear(h1, model.w_attn[layer])  # (B, T, 3D)
     qkv += model.b_attn[layer]
@@ -517,24 +539,40 @@ def _attention(
     )
     at = _head_positions(positions)
     scale = 1.0 / math.sqrt(model.head_dim)
+    q_sinks = None  # rotary queries at their cache positions, for the sinks' scores
     if model.scheme == "rotary":
-        q_at, k = (rotate(a, model.rotary_base, positions=at) for a in (q, k))
-        scores = q_at @ k.swapaxes(-1, -2)  # (B, nh, T, T)
-        scores *= scale
-        if window.size is not None and window.sinks:  # the sinks' scores at cache positions
+        if window.size is not None and window.sinks:
             query_in_cache = np.minimum(at, window.sinks + window.size - 1)
-            q_cache = rotate(q, model.rotary_base, positions=query_in_cache)
-            scores[..., : window.sinks] = q_cache @ k[..., : window.sinks, :].swapaxes(-1, -2)
-            scores[..., : window.sinks] *= scale
-        q = q_at
-    else:
-        scores = q @ k.swapaxes(-1, -2)
-        scores *= scale  # in place: one (B, nh, T, T) array, not two
+            q_sinks = rotate(q, model.rotary_base, positions=query_in_cache)
+        q, k = (rotate(a, model.rotary_base, positions=at) for a in (q, k))
+    bias = None
     if model.scheme == "alibi":
         slopes = alibi_slopes(model.n_heads)[:, None, None]  # (nh, 1, 1)
-        scores -= (slopes * window.key_distance(at)).astype(scores.dtype, copy=False)
-    probs = _masked_softmax(scores, window)
-    heads = _merge_heads(probs @ v)  # (B, T, D)
+        bias = (slopes * window.key_distance(at)).astype(q.dtype, copy=False)  # (.., T, T)
+    seq_len = q.shape[-2]
+
+    def weights(rows: slice, n_keys: int) -> Floats:
+        """The attention weights of the queries ``rows`` on the first ``n_keys`` keys."""
+        scores = q[..., rows, :] @ k[..., :n_keys, :].swapaxes(-1, -2)
+        if q_sinks is not None:
+            scores[..., : window.sinks] = q_sinks[..., rows, :] @ k[
+                ..., : window.sinks, :
+            ].swapaxes(-1, -2)
+        scores *= scale  # in place: one array of scores, not two
+        if bias is not None:
+            scores -= bias[..., rows, :n_keys]
+        return _masked_softmax(scores, window, rows, seq_len)
+
+    if keep:
+        probs = weights(slice(None), seq_len)  # (B, nh, T, T)
+        heads = _merge_heads(probs @ v)  # (B, T, D)
+    else:
+        probs = np.empty(0, dtype=q.dtype)
+        by_block = np.empty_like(q)  # (B, nh, T, H)
+        for start in range(0, seq_len, QUERY_BLOCK):
+            stop = min(start + QUERY_BLOCK, seq_len)
+            by_block[..., start:stop, :] = weights(slice(start, stop), stop) @ v[..., :stop, :]
+        heads = _merge_heads(by_block)
     out = _linear(heads, model.w_attn_proj[layer])
     out += model.b_attn_proj[layer]
     return q, k, v, probs, heads, out
@@ -676,19 +714,26 @@ def _checked_ids(
 
 
 def _forward(
-    model: GPT, ids: NDArray[np.intp], positions: NDArray[np.intp], window: _Window = _Window()
+    model: GPT,
+    ids: NDArray[np.intp],
+    positions: NDArray[np.intp],
+    window: _Window = _Window(),
+    keep: bool = True,
 ) -> ForwardTrace:
-    """:func:`forward` of ids and positions that :func:`_checked_ids` returned."""
+    """:func:`forward` of ids and positions that :func:`_checked_ids` returned; without
+    ``keep``, only the logits (no block traces, and attention a block of queries at a time)."""
     x = model.embedding.embed_checked(ids, positions)  # (B, T, D)
     blocks = []
     for layer in range(model.n_layers):
         h1, ln1 = _layer_norm(x, model.ln1_gain[layer], model.ln1_bias[layer])
-        q, k, v, probs, heads, out = _attention(model, layer, h1, positions, window)
+        q, k, v, probs, heads, out = _attention(model, layer, h1, positions, window, keep)
         x = x + out
         h2, ln2 = _layer_norm(x, model.ln2_gain[layer], model.ln2_bias[layer])
         pre_gelu, post_gelu, th, out = _mlp(model, layer, h2)
         x = x + out
-        blocks.append(BlockTrace(ln1, h1, q, k, v, probs, heads, ln2, h2, pre_gelu, post_gelu, th))
+        if keep:
+            trace = BlockTrace(ln1, h1, q, k, v, probs, heads, ln2, h2, pre_gelu, post_gelu, th)
+            blocks.append(trace)
     final, lnf = _layer_norm(x, model.lnf_gain, model.lnf_bias)
     logits = _linear(final, model.embedding.token_embeddings.T)  # (B, T, V)
     return ForwardTrace(logits, blocks, lnf, final, positions)
@@ -714,6 +759,7 @@ def _chunked_logits(
             ids[start : start + per],
             positions[start : start + per] if positions.ndim == 2 else positions,
             window,
+            keep=False,
         ).logits
         for start in range(0, max(len(ids), 1), per)  # one (empty) chunk for no windows
     ]

@@ -219,6 +219,29 @@ def test_windows_scored_a_few_at_a_time_give_what_one_piece_gives(
     assert logits(model, ids[:0]).shape == (0, 3, TINY.vocab_size)
 
 
+@pytest.mark.parametrize(
+    ("scheme", "kwargs"),
+    [
+        (scheme, kwargs)
+        for scheme in SCHEMES
+        for kwargs in ({}, {"window": 3}, {"window": 2, "sinks": 1})
+        if scheme not in ("learned", "sinusoidal") or "sinks" not in kwargs  # absolute: no sinks
+    ],
+)
+def test_scoring_a_few_queries_at_a_time_gives_the_full_weights_logits(
+    monkeypatch: pytest.MonkeyPatch, scheme: str, kwargs: dict[str, int]
+) -> None:
+    """logits and token_losses work out attention QUERY_BLOCK queries at a time, each block on
+    the keys up to its last query only (here blocks of 3 queries on 8 positions, the last one
+    short): the logits of forward's full (T, T) weights, for every scheme, window and sinks (to
+    the last bits: a softmax over fewer keys sums in another order)."""
+    model = _perturbed(dataclasses.replace(ONE_BLOCK, n_layers=2, scheme=scheme, dtype="float64"))
+    ids = np.random.default_rng(4).integers(ONE_BLOCK.vocab_size, size=(3, 8))
+    whole = forward(model, ids, **kwargs).logits
+    monkeypatch.setattr(gpt, "QUERY_BLOCK", 3)
+    np.testing.assert_allclose(logits(model, ids, **kwargs), whole, rtol=1e-12, atol=1e-13)
+
+
 def test_start_pos_moves_the_rows_read() -> None:
     config = dataclasses.replace(ONE_BLOCK, dtype="float64")
     model = _perturbed(config)

@@ -470,17 +470,14 @@ def _additive_mask(window: _Window, seq_len: int, dtype: str) -> Floats:
     return mask
 
 
-def _masked_softmax(
-    scores: Floats, window: _Window, rows: slice = slice(None), seq_len: int | None = None
-) -> Floats:
+def _masked_softmax(scores: Floats, window: _Window, rows: slice = slice(None)) -> Floats:
     """Softmax over the keys a query sees (``window``), of ``(..., T, T)`` scores, in place;
     other keys get 0. The diagonal is never blocked, so every row has a finite maximum.
 
-    With ``rows`` and ``seq_len``: the scores ``(..., len(rows), K)`` of the queries ``rows`` of a
-    sequence of ``seq_len`` against its first ``K`` keys (``K`` past the last query)."""
-    length = scores.shape[-1] if seq_len is None else seq_len
-    mask = _additive_mask(window, length, scores.dtype.str)[rows, : scores.shape[-1]]
-    scores += mask
+    With ``rows``: the scores ``(..., len(rows), K)`` of the queries ``rows`` against the first
+    ``K`` keys, ``K`` past the last of them (whether query ``i`` sees key ``j`` depends on ``i``
+    and ``j`` alone, not on the sequence's length)."""
+    scores += _additive_mask(window, scores.shape[-1], scores.dtype.str)[rows]
     scores -= scores.max(axis=-1, keepdims=True)
     np.exp(scores, out=scores)
     scores /= scores.sum(axis=-1, keepdims=True)
@@ -561,7 +558,7 @@ def _attention(
         scores *= scale  # in place: one array of scores, not two
         if bias is not None:
             scores -= bias[..., rows, :n_keys]
-        return _masked_softmax(scores, window, rows, seq_len)
+        return _masked_softmax(scores, window, rows)
 
     if keep:
         probs = weights(slice(None), seq_len)  # (B, nh, T, T)

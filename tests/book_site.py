@@ -97,6 +97,10 @@ class _TagCollector(HTMLParser):
         self.tags.append((tag, {name: value or "" for name, value in attrs}))
 
 
+SHOWN_NOWHERE = {"hide-input", "remove-input", "remove-cell"}
+"""Tags of code cells whose code a page does not show (hide-input: collapsed behind a button)."""
+
+
 @functools.cache
 def tags_of(path: Path) -> tuple[tuple[str, dict[str, str]], ...]:
     """The start tags of a built HTML file, parsed once per test session."""

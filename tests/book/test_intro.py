@@ -10,15 +10,13 @@ from pathlib import Path
 
 import pytest
 
-from tests.book_site import ROOT, toc_docnames
+from tests.book_site import ROOT, SHOWN_NOWHERE, toc_docnames
 
 INTRO = ROOT / "book" / "intro.ipynb"
 FRONT_DOOR_MINUTES = 10
 """What the intro page may take to read, by the same count as the chapters'."""
 MAIN_LINE_MINUTES = 150
 """What the chapters' main lines may take in all, by that count (dropdowns closed)."""
-SHOWN_NOWHERE = {"hide-input", "remove-input", "remove-cell"}
-"""Tags of code cells whose code the page does not show (hide-input: collapsed)."""
 ROW = re.compile(
     r"^\| (?P<number>\d+) \| (?P<chapter>[^|]+?) \| [^|]+ "
     r"\| (?P<reading>\d+ min|being written) \|$",

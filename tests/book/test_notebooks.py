@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.book_site import SHOWN_NOWHERE
 from tools import install_cell, store_outputs
 
 pytestmark = pytest.mark.toolchain
@@ -239,8 +240,6 @@ def test_every_concept_diagram_is_a_numbered_figure_the_prose_refers_to(diagram:
     assert found, f"no page draws {diagram}"
 
 
-SHOWN_NOWHERE = {"hide-input", "remove-input", "remove-cell"}
-"""Tags of code cells whose code a page does not show (hide-input: collapsed behind a button)."""
 PLUMBING = re.compile(
     r"\bglue\(|\bprint\(\s*f[\"']|^\s*f[\"']|f[\"'][^\"'\n]*\{[^}\n]*:[<>^]?[+ ]?[\d.,]"
 )

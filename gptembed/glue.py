@@ -32,10 +32,14 @@ def glue(name: str, value: object, display: bool = False) -> None:
 
 def value_range(values: Iterable[float], digits: int = 2) -> str:
     """``"a to b"``: the smallest and the largest of ``values`` with ``digits`` decimals, for a
-    sentence that states a result over several seeds or runs.
+    sentence that states a result over several seeds or runs; one number where both read the
+    same at ``digits`` decimals (a sentence would otherwise say "2.0 to 2.0"). A value that
+    rounds to zero reads 0, not -0.
 
     >>> value_range([1.4781, 1.4642, 1.4683])
     '1.46 to 1.48'
+    >>> value_range([2.001, 1.998])
+    '2.00'
 
     Raises:
         TypeError, ValueError: ``digits`` is not an integer >= 0.
@@ -45,4 +49,6 @@ def value_range(values: Iterable[float], digits: int = 2) -> str:
     numbers = [float(v) for v in values]
     if not numbers:
         raise ValueError("value_range needs at least one value, got none")
-    return f"{min(numbers):.{digits}f} to {max(numbers):.{digits}f}"
+    # + 0.0 turns a -0.0 into 0.0; a value that rounds to zero is shown without its sign
+    low, high = (f"{round(x, digits) + 0.0:.{digits}f}" for x in (min(numbers), max(numbers)))
+    return low if low == high else f"{low} to {high}"

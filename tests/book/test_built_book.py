@@ -315,11 +315,18 @@ def test_dot_directories_are_not_read(tmp_path: Path) -> None:
 
 
 def test_search_index_holds_every_page() -> None:
-    """The book's offline search index (searchindex.js) lists every page under its title."""
+    """The book's offline search index (searchindex.js) lists every page under its title, each
+    chapter's with its number, the one its file name starts with (_toc.yml numbers the chapters
+    in reading order; the intro has none): figures and exercises are numbered within their
+    chapter by it (Fig. 6.2), so the two must agree."""
     text = (BUILD / "searchindex.js").read_text(encoding="utf8")
     index = json.loads(text[text.index("(") + 1 : text.rindex(")")])
     titles = dict(zip(index["docnames"], index["titles"], strict=True))
-    wrong = {name: titles.get(name) for name in PAGES if titles.get(name) != title_of(name)}
+    expected = {PAGES[0]: title_of(PAGES[0])}
+    for name in PAGES[1:]:
+        number = int(name.rpartition("/")[2].split("_")[0])
+        expected[name] = f'<span class="section-number">{number}. </span>{title_of(name)}'
+    wrong = {name: titles.get(name) for name in PAGES if titles.get(name) != expected[name]}
     assert not wrong, f"pages missing from the search index, or under another title: {wrong}"
 
 

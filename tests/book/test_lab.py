@@ -138,7 +138,7 @@ def test_dev_lab_serves_the_chapters(lab: tuple[str, Path]) -> None:
 
 def test_a_chapter_in_jupyterlab_reads_as_the_book(browser: Browser, lab: tuple[str, Path]) -> None:
     """Chapter 1 opened in JupyterLab: the values its prose cites are in the rendered markdown
-    (the layer's standard deviation, the toy's sizes), the figure reference reads "Fig. N", and
+    (the layer's standard deviation, the toy's sizes), the figure reference reads "Fig. 1.N", and
     no raw role shows; the page asks no host but this one. A screenshot goes to
     `_build/screenshots/` for a person to look at."""
     base, folder = lab
@@ -176,7 +176,7 @@ def test_a_chapter_in_jupyterlab_reads_as_the_book(browser: Browser, lab: tuple[
     assert len(cited) == 4, cited
     for name, value in cited.items():
         assert value in prose, f"glued {name} ({value}) is not in the rendered prose"
-    assert re.search(r"Fig\. \d+ draws", prose), "the figure reference is not a number"
+    assert re.search(r"Fig\. 1\.\d+ draws", prose), "the figure reference is not chapter 1's"
     assert not ROLE.search(prose), ROLE.search(prose)
     elsewhere = [url for url in requests if not url.startswith((base, "data:", "blob:"))]
     assert not elsewhere, f"JupyterLab asked other hosts: {elsewhere[:5]}"

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import re
+from collections import Counter
 from collections.abc import Generator
 
 import pytest
@@ -44,17 +45,19 @@ BROWSER_PAGE = re.compile(
 docname, perhaps a theme."""
 
 
-def _queue_place(item: pytest.Item) -> tuple[int, int]:
+def _queue_place(item: pytest.Item, tests_in: Counter[str]) -> tuple[int, int]:
     """Where a test's group waits in pytest-xdist's queue: the costly groups first (the chapters,
     later ones first: they train and score more; then the browser's, then the tooling's, which
-    start processes), the package's many short files last, so that the workers finish
-    within a few seconds of each other."""
+    start processes), the package's many short files last, the longest of them (by their number
+    of tests, ``tests_in``) first, so that the workers finish within a few seconds of each
+    other."""
     path = item.nodeid.split("::")[0]
     folder, _, name = path.rpartition("/")
     if name.endswith(".ipynb"):
         number = name.split("_")[0]
         return 0, -int(number) if number.isdigit() else 0
-    return {"tests/book": 1, "tests/tooling": 2}.get(folder, 3), 0
+    tier = {"tests/book": 1, "tests/tooling": 2}.get(folder, 3)
+    return tier, -tests_in[path] if tier == 3 else 0
 
 
 @pytest.hookimpl(tryfirst=True)  # before pytest-xdist's own hook reads the groups
@@ -71,4 +74,5 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         file = item.nodeid.split("::")[0]
         group = f"{file}::{page['page']}" if page else file
         item.add_marker(pytest.mark.xdist_group(group))
-    items.sort(key=_queue_place)  # stable: a notebook's cells keep their order
+    tests_in = Counter(item.nodeid.split("::")[0] for item in items)
+    items.sort(key=lambda item: _queue_place(item, tests_in))  # stable: cells keep their order

@@ -191,25 +191,31 @@ def switch_to_dark(page: Page) -> str:
     return theme
 
 
-CONTRAST_SAMPLES_JS = """() => {
+CONTRAST_SAMPLES_JS = """(within) => {
     const marked = '[data-axe-code], [data-axe-sample], [data-axe-same]';
     for (const old of document.querySelectorAll(marked)) {
         delete old.dataset.axeCode;
         delete old.dataset.axeSample;
         delete old.dataset.axeSame;
     }
+    const roots = within ? [...document.querySelectorAll(within)] : [document.body];
+    const every = (selector) => [...new Set(roots.flatMap(
+        (root) => [root, ...root.querySelectorAll(selector)].filter((e) => e.matches(selector))))];
+    // a text's length without the spaces and punctuation that axe removes before it judges a
+    // text (one of them alone is no text to axe)
+    const skipped = /[\\s!-\\/:-@[-`{-~£¢¥§€±\\u2000-\\u206F\\u2E00-\\u2E7F]/g;
     const own = (e) => [...e.childNodes].filter((n) => n.nodeType === Node.TEXT_NODE)
-        .map((n) => n.textContent).join('').trim().length;
+        .map((n) => n.textContent).join('').replace(skipped, '').length;
     const look = (e, ...around) => {
         const s = getComputedStyle(e);
-        return [s.color, s.fontSize, s.fontWeight, s.opacity, s.backgroundColor,
+        return [s.color, s.fontSize, s.fontWeight, s.opacity, s.backgroundColor, s.textShadow,
             ...around.map((a) => getComputedStyle(a).backgroundColor)].join(' ');
     };
     const keepLongest = (best, key, e, length) => {
         if (!best.has(key) || length > best.get(key).length) best.set(key, {e, length});
     };
     const best = new Map();
-    for (const pre of document.querySelectorAll('pre:has(span)')) {
+    for (const pre of every('pre:has(span)')) {
         pre.dataset.axeCode = '';
         for (const e of [pre, ...pre.querySelectorAll('span')]) {
             const length = own(e);
@@ -218,12 +224,16 @@ CONTRAST_SAMPLES_JS = """() => {
         }
     }
     for (const {e} of best.values()) e.dataset.axeSample = '';
-    // Glued values and inline code in the prose: one per look, the look taken over every
-    // ancestor up to the first that paints an opaque background, and their opacities.
-    const inline = new Map();
-    for (const e of document.querySelectorAll('.pasted-text, code.literal .pre')) {
+    // Every other text a reader sees, but links and form fields (always judged): one per look,
+    // the look taken over every ancestor up to the first that paints an opaque background, with
+    // their opacities and background images.
+    const prose = new Map();
+    for (const e of every('*')) {
+        if (e.closest('[data-axe-code], a[href], input, select, textarea')) continue;
         const length = own(e);
-        if (!length || !e.checkVisibility() || e.closest('[data-axe-code]')) continue;
+        if (!length || !e.checkVisibility({visibilityProperty: true})) continue;
+        const box = e.getBoundingClientRect();
+        if (box.width <= 1 || box.height <= 1) continue;  // not shown: axe skips it too
         e.dataset.axeSame = '';
         const around = [];
         for (let a = e.parentElement; a; a = a.parentElement) {
@@ -231,20 +241,23 @@ CONTRAST_SAMPLES_JS = """() => {
             if (getComputedStyle(a).opacity !== '1') continue;
             if (/^rgb\\(/.test(getComputedStyle(a).backgroundColor)) break;  // opaque
         }
-        keepLongest(inline, look(e, ...around) + ' ' + around.map(
-            (a) => getComputedStyle(a).opacity).join(' '), e, length);
+        keepLongest(prose, look(e, ...around) + ' ' + around.map((a) => {
+            const s = getComputedStyle(a);
+            return s.opacity + ' ' + s.backgroundImage;
+        }).join(' '), e, length);
     }
-    for (const {e} of inline.values()) {
+    for (const {e} of prose.values()) {
         delete e.dataset.axeSame;
         e.dataset.axeSample = '';
     }
 }"""
-"""Mark each highlighted `pre` (`data-axe-code`), and in them, for each look a text can have
-(its colour, size, weight and opacity, and the backgrounds of itself, its parent and the `pre`),
-the visible element with the longest own text (`data-axe-sample`). Likewise in the prose for the
-glued values and inline code (`.pasted-text`, `code.literal .pre`): for each look (the same, with
-the backgrounds and opacities of every ancestor up to the first opaque background) one sample,
-and the others `data-axe-same`."""
+"""Mark, in the part of the page a scan judges (``within``, a CSS selector, or the whole body),
+each highlighted `pre` (`data-axe-code`), and in them, for each look a text can have (its colour,
+size, weight, opacity and shadow, and the backgrounds of itself, its parent and the `pre`), the
+visible element with the longest own text (`data-axe-sample`). Likewise for every other text a
+reader sees, but links and form fields: for each look (the same, with the backgrounds, opacities
+and background images of every ancestor up to the first opaque background) one sample, and the
+others `data-axe-same`."""
 
 AXE_JS = """async ([coloursOnly, within]) => {
     const keep = (r) => r.violations;
@@ -282,8 +295,8 @@ AXE_JS = """async ([coloursOnly, within]) => {
     try {
         const inside = (selector) => (within ? `${within} ${selector}` : selector);
         const byColour = await axe.run(
-            {include: [[within || 'body'], [inside('[data-axe-sample]')],
-                       [inside('[data-axe-code] a[href]')]],
+            {include: [[inside('[data-axe-sample]')], [inside('a[href]')],
+                       [inside('input, select, textarea')]],
              exclude: [['[data-axe-code]'], ['[data-axe-same]']]},
             {resultTypes: ['violations'], runOnly: ['color-contrast', 'link-in-text-block']});
         return [...keep(everyOtherRule), ...keep(byColour)];
@@ -293,9 +306,8 @@ AXE_JS = """async ([coloursOnly, within]) => {
     }
 }"""
 """axe's violations: every rule but the two that judge colours over the whole page; those two
-(colour contrast, and links told apart from the text around them) in one run over the page with
-each highlighted `pre` replaced by its samples (CONTRAST_SAMPLES_JS) and its links, and the
-prose's glued values and inline code by theirs. axe works out
+(colour contrast, and links told apart from the text around them) in one run over the samples of
+each look (CONTRAST_SAMPLES_JS), every link and every form field. axe works out
 the page's layout once a run, and that was most of what link-in-text-block cost in the first run:
 together with colour contrast it costs about 0.5 s less on a long chapter, in each theme. With
 ``coloursOnly`` only the second run: what a theme changes is colours, and every other rule reads
@@ -321,12 +333,16 @@ def axe_violations(
     with ``within`` (a CSS selector) only in that element (a part of the page that changed
     since the page's own scan).
 
-    Colour contrast, the costly rule, is measured on one element per look in highlighted code:
-    axe's verdict depends only on the text's colour, size and weight and on what lies behind it,
-    so two tokens that share those share the verdict. A chapter's code has about 5,000 tokens in
-    fewer than 10 looks; measuring each token took 70% of axe's time. The same holds for the
-    prose's glued values and inline code: chapter 9 has 230 of them in 6 looks, and measuring
-    one per look took its colour run from 1.7 s to 1.4 s.
+    Colour contrast, the costly rule, is measured on one element per look: axe's verdict depends
+    only on the text's colour, size, weight, opacity and shadow and on what lies behind it, so two
+    texts that share those share the verdict. A chapter's code has about 5,000 tokens in fewer
+    than 10 looks; measuring each token took 70% of axe's time. The same holds for the prose: on
+    chapter 9 about 460 texts in about 40 looks, and scanning only the samples, links and form
+    fields (rather than the whole page, the rest excluded) takes the colour scans of a run from
+    20 s of the browser's CPU to 16.7 s (two runs, interleaved). What lies behind a text is taken
+    to be its ancestors, up to the first with an opaque background: an element drawn behind or
+    over a text that is not its ancestor (none is, in the book's article) would be judged only
+    where it lies behind its look's sample.
 
     axe is put into the page once, for both themes' scans. What axe itself requests is not the
     page's: while it preloads the stylesheets it resolves theme.css's `@import "../basic.css"`
@@ -338,7 +354,7 @@ def axe_violations(
     try:
         if not page.evaluate("typeof window.axe === 'object'"):
             page.evaluate(_axe_source())
-        page.evaluate(CONTRAST_SAMPLES_JS)
+        page.evaluate(CONTRAST_SAMPLES_JS, within)
         violations = page.evaluate(AXE_JS, [colours_only, within])
     finally:
         if visit is not None:

@@ -460,8 +460,11 @@ def test_axe_can_fail(page: Page) -> None:
     text in highlighted code where only its sample (a longer token of the same look) is faint,
     whether the tokens carry their colour in a style or, as Pygments's do, in a class alone,
     and a link told from the text around it by nothing but a slightly different colour; and so
-    is a faint glued value in the prose that is the sample of its look. A scan within one
-    element finds that element's violations only."""
+    is a faint glued value in the prose that is the sample of its look, a text whose colour
+    passes on white but not on its ancestor's black (the ancestor's background is part of its
+    look: a longer text in that colour on white does not stand for it; the shorter text of its
+    own look is not measured), and a faint form field. A scan within
+    one element finds that element's violations only."""
     page.set_content(
         '<html><body><img src="data:image/gif;base64,R0lGODlhAQABAAAAACw=">'
         '<p style="color:#ddd;background:#fff">faint</p>'
@@ -473,6 +476,10 @@ def test_axe_can_fail(page: Page) -> None:
         '<p style="color:#222;background:#fff">Values <span class="pasted-text" '
         'style="color:#eee">1.5</span> and <span class="pasted-text" style="color:#eee">'
         "0.125</span>.</p>"
+        '<div style="background:#fff"><p style="color:#222">the same colour on white</p></div>'
+        '<div style="background:#000"><p style="color:#222">dark on dark</p>'
+        '<p style="color:#222">x</p></div>'
+        '<input aria-label="a field" value="faint field" style="color:#eee;background:#fff">'
         # highlighted as Pygments does it: spans that hold only a class, coloured by a stylesheet
         "<style>.k{color:#000}.pale{color:#e8e8e8}</style>"
         '<pre style="background:#fff"><span class="k">import</span> <span class="pale">a</span>'
@@ -485,7 +492,8 @@ def test_axe_can_fail(page: Page) -> None:
     assert {"image-alt", "color-contrast", "link-in-text-block"} <= found.keys(), found
     shown = [node for node in found["color-contrast"] if "data-axe-sample" in node]
     samples = [re.sub(r"<[^>]*>", "", node) for node in shown]
-    assert {"faint token", "pale token", "0.125"} <= set(samples), found
+    assert {"faint token", "pale token", "0.125", "dark on dark"} <= set(samples), found
+    assert any("faint field" in node for node in found["color-contrast"]), found
     # the code is as it was, though its tokens were bare text while axe ran
     assert page.evaluate(tokens) == code
     # within one element: its violations, and no other's

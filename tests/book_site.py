@@ -58,14 +58,16 @@ def source_of(docname: str) -> Path:
     raise FileNotFoundError(f"_toc.yml lists {docname!r} but no {docname}.ipynb or .md exists")
 
 
+def markdown_of(path: Path) -> str:
+    """A notebook's markdown, every cell, a blank line between cells."""
+    cells = json.loads(path.read_text(encoding="utf8"))["cells"]
+    return "\n\n".join("".join(c["source"]) for c in cells if c["cell_type"] == "markdown")
+
+
 def title_of(docname: str) -> str:
     """The page's title: the first `# ` heading of its source (markdown cells of a notebook)."""
     path = source_of(docname)
-    if path.suffix == ".ipynb":
-        cells = json.loads(path.read_text(encoding="utf8"))["cells"]
-        text = "\n".join("".join(c["source"]) for c in cells if c["cell_type"] == "markdown")
-    else:
-        text = path.read_text(encoding="utf8")
+    text = markdown_of(path) if path.suffix == ".ipynb" else path.read_text(encoding="utf8")
     return next(line[2:].strip() for line in text.splitlines() if line.startswith("# "))
 
 

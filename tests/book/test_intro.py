@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.book_site import ROOT, SHOWN_NOWHERE, toc_docnames
+from tests.book_site import ROOT, SHOWN_NOWHERE, markdown_of, toc_docnames
 
 INTRO = ROOT / "book" / "intro.ipynb"
 FRONT_DOOR_MINUTES = 10
@@ -88,8 +88,7 @@ def reading_minutes(path: Path) -> float:
 
 def intro_text() -> str:
     """The intro's markdown, every cell."""
-    cells = json.loads(INTRO.read_text(encoding="utf8"))["cells"]
-    return "\n\n".join("".join(c["source"]) for c in cells if c["cell_type"] == "markdown")
+    return markdown_of(INTRO)
 
 
 def table() -> dict[int, tuple[str, str]]:
@@ -164,10 +163,7 @@ def test_each_reading_path_primes_what_it_skips() -> None:
         path = {int(n) for n in re.findall(r"\d+", f"{before} {after}")}
         for number in sorted(path):
             (chapter,) = (ROOT / "book").glob(f"{number:02d}_*.ipynb")
-            cells = json.loads(chapter.read_text(encoding="utf8"))["cells"]
-            markdown = "\n".join(
-                "".join(cell["source"]) for cell in cells if cell["cell_type"] == "markdown"
-            )
+            markdown = markdown_of(chapter)
             primers = "".join(b[0] for b in FENCED.finditer(markdown) if b["name"] == "dropdown")
             linked = {int(n) for n in re.findall(r"\{doc\}`(\d\d)_", markdown)}
             primed = {int(n) for n in re.findall(r"\{doc\}`(\d\d)_", primers)}

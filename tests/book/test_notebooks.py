@@ -111,8 +111,9 @@ def test_figure_options_sit_where_myst_nb_reads_them(path: Path) -> None:
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.name for p in NOTEBOOKS])
 def test_prose_names_exercises_by_label(path: Path) -> None:
-    """The page numbers exercises across the book (sphinx-exercise), so "exercise 2" in a
-    chapter's prose names another chapter's exercise: refer with {numref}`label` instead."""
+    """The page numbers exercises within their chapter (sphinx-exercise, "Exercise 6.2"), so
+    "exercise 2" in a chapter's prose names no exercise the page shows, and a number typed by
+    hand goes stale when exercises move: refer with {numref}`label` instead."""
     by_number = [
         match.group(0)
         for cell in _load(path)["cells"]

@@ -69,10 +69,11 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     `--no-loadscope-reorder`, or pytest-xdist would queue them by their number of tests)."""
     if not config.pluginmanager.hasplugin("xdist"):
         return
+    tests_in: Counter[str] = Counter()
     for item in items:
         page = BROWSER_PAGE.match(item.nodeid)
         file = item.nodeid.split("::")[0]
+        tests_in[file] += 1
         group = f"{file}::{page['page']}" if page else file
         item.add_marker(pytest.mark.xdist_group(group))
-    tests_in = Counter(item.nodeid.split("::")[0] for item in items)
     items.sort(key=lambda item: _queue_place(item, tests_in))  # stable: cells keep their order

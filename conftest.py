@@ -1,12 +1,15 @@
-"""Shared test setup: one hypothesis profile, a skip that fails where skips are not allowed, and
-the groups that pytest-xdist hands out whole."""
+"""Shared test setup: one hypothesis profile, a skip that fails where skips are not allowed, the
+groups that pytest-xdist hands out whole, and one chapter's kernel starting at a time."""
 
 from __future__ import annotations
 
+import fcntl
 import os
 import re
+import tempfile
 from collections import Counter
 from collections.abc import Generator
+from pathlib import Path
 
 import pytest
 from hypothesis import settings
@@ -77,3 +80,27 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         group = f"{file}::{page['page']}" if page else file
         item.add_marker(pytest.mark.xdist_group(group))
     items.sort(key=lambda item: _queue_place(item, tests_in))  # stable: cells keep their order
+
+
+KERNEL_START_LOCK = Path(tempfile.gettempdir()) / "gptembed-kernel-start.lock"
+"""A file the pytest-xdist workers lock while one of them starts a chapter's kernel."""
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_setup(item: pytest.Item) -> Generator:
+    """Start a chapter's kernel (nbval does, in its first cell's setup) while no other worker
+    starts one. jupyter_client picks a kernel's five ports by binding each and letting it go, and
+    only within one process does it keep two kernels off the same port: two kernels started at
+    once by two workers can pick the same one, and the second dies at its start ("Kernel died
+    before replying to kernel_info", jupyter_client issue 487). That message ended chapter 10 once
+    in about sixteen clean-clone runs, its three workers each starting a chapter in the same
+    second (nbval discards a kernel's stderr, so the cause is inferred, not seen). The lock
+    (released when its file closes, a crashed worker included) keeps the starts apart; ports
+    taken by other programs in between are not covered."""
+    starting = item.path.suffix == ".ipynb" and getattr(item.parent, "kernel", None) is None
+    if not starting:
+        yield
+        return
+    with KERNEL_START_LOCK.open("a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        yield

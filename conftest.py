@@ -1,13 +1,11 @@
-"""Shared test setup: one hypothesis profile, a skip that fails where skips are not allowed, the
-groups that pytest-xdist hands out whole, and one chapter's kernel starting at a time."""
+"""Shared test setup: one hypothesis profile, a skip that fails where skips are not allowed, and
+one chapter's kernel starting at a time."""
 
 from __future__ import annotations
 
 import fcntl
 import os
-import re
 import tempfile
-from collections import Counter
 from collections.abc import Generator
 from pathlib import Path
 
@@ -39,47 +37,6 @@ def pytest_collectreport(report: pytest.CollectReport) -> None:
         reason = report.longrepr[2] if isinstance(report.longrepr, tuple) else report.longrepr
         report.outcome = "failed"
         report.longrepr = f"skipped, but GPTEMBED_NO_SKIP=1 requires it to run: {reason}"
-
-
-BROWSER_PAGE = re.compile(
-    r"^tests/book/test_browser\.py::\w+\[chromium-(?P<page>.+?)(?:-(?:light|dark))?\]$"
-)
-"""A browser test of one page: its parameter id is the browser (pytest-playwright's), the page's
-docname, perhaps a theme."""
-
-
-def _queue_place(item: pytest.Item, tests_in: Counter[str]) -> tuple[int, int]:
-    """Where a test's group waits in pytest-xdist's queue: the costly groups first (the chapters,
-    later ones first: they train and score more; then the browser's, then the tooling's, which
-    start processes), the package's many short files last, the longest of them (by their number
-    of tests, ``tests_in``) first, so that the workers finish within a few seconds of each
-    other."""
-    path = item.nodeid.split("::")[0]
-    folder, _, name = path.rpartition("/")
-    if name.endswith(".ipynb"):
-        number = name.split("_")[0]
-        return 0, -int(number) if number.isdigit() else 0
-    tier = {"tests/book": 1, "tests/tooling": 2}.get(folder, 3)
-    return tier, -tests_in[path] if tier == 3 else 0
-
-
-@pytest.hookimpl(tryfirst=True)  # before pytest-xdist's own hook reads the groups
-def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Where pytest-xdist runs (`./dev test`: `--dist loadgroup`), keep each file's tests on one
-    worker, so a notebook's cells run in order on one kernel, except the browser tests: those of
-    one page (which share one visit) form a group of their own, so the pages spread over the
-    workers. The groups are queued costly first (`_queue_place`; `./dev test` passes
-    `--no-loadscope-reorder`, or pytest-xdist would queue them by their number of tests)."""
-    if not config.pluginmanager.hasplugin("xdist"):
-        return
-    tests_in: Counter[str] = Counter()
-    for item in items:
-        page = BROWSER_PAGE.match(item.nodeid)
-        file = item.nodeid.split("::")[0]
-        tests_in[file] += 1
-        group = f"{file}::{page['page']}" if page else file
-        item.add_marker(pytest.mark.xdist_group(group))
-    items.sort(key=lambda item: _queue_place(item, tests_in))  # stable: cells keep their order
 
 
 KERNEL_START_LOCK = Path(tempfile.gettempdir()) / "gptembed-kernel-start.lock"

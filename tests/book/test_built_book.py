@@ -330,19 +330,6 @@ def test_search_index_holds_every_page() -> None:
     assert not wrong, f"pages missing from the search index, or under another title: {wrong}"
 
 
-def test_no_element_is_shown_in_one_theme_only() -> None:
-    """The dark theme's axe scan checks colours only (tests/browsing.py): sound while no page
-    holds an element that one theme shows and the other hides (pydata-sphinx-theme's
-    ``only-light`` and ``only-dark`` classes)."""
-    found = [
-        str(page.relative_to(BUILD))
-        for page in BUILD.rglob("*.html")
-        if "only-dark" in page.read_text(encoding="utf-8")
-        or "only-light" in page.read_text(encoding="utf-8")
-    ]
-    assert not found, found
-
-
 @pytest.mark.parametrize("docname", PAGES)
 def test_each_how_we_know_dropdown_is_on_its_page_closed(docname: str) -> None:
     """Every `how-we-know-start` of a chapter is one closed `<details class="how-we-know">` on

@@ -1,11 +1,9 @@
-"""`./dev` itself: with nothing changed it needs no network, it completes a venv that an
-interrupted setup left half-made, and nbval re-runs a chapter where pytest-xdist is not installed
-(`./dev lab`: tests/book/test_lab.py, which opens a chapter in it in the browser)."""
+"""`./dev` itself: with nothing changed it needs no network, and it completes a venv that an
+interrupted setup left half-made (`./dev lab` has its own test: tests/book/test_lab.py)."""
 
 from __future__ import annotations
 
 import os
-import re
 import shutil
 import subprocess
 import sys
@@ -94,26 +92,3 @@ def test_a_venv_left_half_made_is_completed_offline(tmp_path: Path) -> None:
     )
     where = subprocess.run([python, "-c", check], capture_output=True, text=True, check=True)
     assert where.stdout.split() == [str(ROOT / "gptembed" / "__init__.py"), "True"]
-
-
-def test_nbval_collects_a_chapter_without_pytest_xdist() -> None:
-    """Collecting a chapter's cells with nbval needs no pytest-xdist (conftest.py once defined
-    one of its collection hooks, and pytest then stopped with an INTERNALERROR before running a
-    cell); running them is what `./dev test` does to every chapter."""
-    chapter = min((ROOT / "book").glob("*.ipynb"), key=lambda path: path.stat().st_size)
-    pytest = [sys.executable, "-m", "pytest", "-p", "no:xdist", "-p", "no:cacheprovider", "-q"]
-    result = subprocess.run(
-        [
-            *pytest,
-            "--collect-only",
-            "--nbval",
-            "--nbval-current-env",
-            str(chapter.relative_to(ROOT)),
-        ],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
-    assert re.search(r"\b\d+ tests? collected", result.stdout), result.stdout[-3000:]

@@ -112,7 +112,7 @@ def main() -> None:
         + ("" if scheme is None else f" --scheme {scheme}")
         + f" --seed {seed}",
         "seconds": round(seconds, 1),
-        "finished": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        "finished": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
         "cpu": _cpu(),
         "cores": os.cpu_count(),
         "blas_threads": 1,

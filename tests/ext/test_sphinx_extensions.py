@@ -4,8 +4,8 @@
 numbered figures, the download source as `.ipynb`) and its one chapter uses what each extension
 handles: a glued number, a numbered figure and a reference to it, an exercise and its solution,
 a "How we know" dropdown that holds a code cell, a sphinx-design dropdown, and the cost
-explorer. Its `conf.py` adds an inline script as sphinx-thebe does, and its layout a font preload
-as the older theme does, so both fixes have something to fix. The build goes to a temporary
+explorer. Its `conf.py` adds an inline script as sphinx-thebe does, so that fix has something to
+fix. The build goes to a temporary
 folder, with Sphinx's own test application.
 """
 
@@ -158,14 +158,6 @@ def test_a_dropdown_that_cannot_close_is_a_warning(
 def test_an_inline_script_is_written_once(built: Built, name: str) -> None:
     """inline_scripts_once: Sphinx 7.4 alone writes the script twice on every page."""
     assert _page(built, name).count(INLINE_SCRIPT) == 1
-
-
-@pytest.mark.parametrize("name", ["index", "chapter"])
-def test_font_preloads_are_dropped_and_other_preloads_kept(built: Built, name: str) -> None:
-    """no_font_preload: the layout's font preload is gone, its stylesheet preload is not."""
-    page = _page(built, name)
-    assert 'as="font"' not in page
-    assert '<link rel="preload" href="_static/extra.css" as="style">' in page
 
 
 def test_the_downloadable_chapter_shows_values_not_roles(built: Built) -> None:

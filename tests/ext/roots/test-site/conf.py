@@ -12,12 +12,10 @@ extensions = [
     "sphinx_design",
     "_ext.inline_scripts_once",
     "_ext.readable_downloads",
-    "_ext.no_font_preload",
     "_ext.cost_explorer",
     "_ext.how_we_know",
 ]
 exclude_patterns = ["_build"]
-templates_path = ["_templates"]  # layout.html: two preloads, one of a font
 numfig = True
 nb_execution_mode = "off"
 html_sourcelink_suffix = ""  # as jupyter-book sets it: the download is _sources/chapter.ipynb

@@ -217,7 +217,8 @@ CONCEPT_DIAGRAMS = (
     "plot_kv_cache",
     "plot_padded_batch",
 )
-"""The package's pictures of the ideas (gptembed.plotting), each to be drawn on a page."""
+"""The package's pictures of the ideas (gptembed.layer_diagrams and gptembed.scheme_diagrams), each
+to be drawn on a page."""
 
 
 @pytest.mark.parametrize("diagram", CONCEPT_DIAGRAMS)

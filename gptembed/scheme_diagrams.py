@@ -1,0 +1,471 @@
+"""Diagrams of the schemes that need no position table: rotary's turn and ALiBi's bias.
+
+Pictures of the ideas, drawn from :mod:`gptembed.positions`' own arithmetic in the idiom of
+:mod:`gptembed.plotting` (:func:`plot_rotary_rotation`, :func:`plot_alibi_bias`). Each
+``plot_<idea>`` has a ``describe_<idea>`` taking the same data: the same picture in words, one
+paragraph for a figure's alt text (``mystnb.image.alt``), its numbers computed as the picture's.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+try:
+    from matplotlib.axes import Axes
+    from matplotlib.cm import ScalarMappable
+    from matplotlib.colors import Normalize
+    from matplotlib.figure import Figure
+    from matplotlib.patches import Arc, Circle, Rectangle
+except ImportError as err:  # pragma: no cover - exercised in a subprocess by the tests
+    raise ImportError(
+        f"{__name__} draws with matplotlib, which is not installed: install the plot extra with "
+        'pip install "gptembed[plot]"'
+    ) from err
+
+from ._checks import (
+    check_float,
+    check_int,
+    check_int_in_range,
+    check_integer_array,
+    check_real_array,
+)
+from ._figures import (
+    DIAGRAM_FONTSIZE,
+    DIAGRAM_MAX_ROWS,
+    DIAGRAM_WIDTH,
+    FRAME,
+    GREY,
+    MINUS,
+    PALETTE,
+    canvas,
+    cells,
+    figure_and_panels,
+    put_text,
+    word_list,
+)
+from .positions import alibi_slopes, linear_bias, rotate
+
+_RED_TEXT = "#a64500"  # the vermillion darkened for text: 6:1 on white (the vermillion is 3.9:1)
+
+
+# Rotary positions: a pair of coordinates turned by an angle that grows with position.
+
+ROTARY_FIGSIZE = (7.0, 3.3)
+"""Width and height in inches of :func:`plot_rotary_rotation`: its panels side by side."""
+
+
+@dataclass(frozen=True)
+class _RotaryRotation:
+    """:func:`plot_rotary_rotation`'s inputs, checked, and the vectors
+    :func:`~gptembed.positions.rotate` turns them to (the drawn pair's two coordinates)."""
+
+    pair: int
+    head_dim: int
+    theta: float  # radians per position
+    positions: list[int]
+    turned: NDArray[np.float64]  # (n, 2): the query's pair at each position
+    query: NDArray[np.float64]  # (2,): the query's pair, unturned
+    key: NDArray[np.float64]  # (2,)
+    distance_pairs: list[tuple[int, int]]
+    queries: NDArray[np.float64]  # (m, 2): the query's pair turned to i
+    keys: NDArray[np.float64]  # (m, 2): the key's pair turned to j
+
+    def angles(self) -> NDArray[np.float64]:
+        """``(m,)`` degrees from each turned key to its turned query, in ``(-180, 180]``."""
+        turn = np.degrees(
+            np.arctan2(self.queries[:, 1], self.queries[:, 0])
+            - np.arctan2(self.keys[:, 1], self.keys[:, 0])
+        )
+        return 180.0 - (180.0 - turn) % 360.0
+
+    def dots(self) -> NDArray[np.float64]:
+        """``(m,)`` the pair's share of each score ``q_i . k_j``."""
+        return np.einsum("md,md->m", self.queries, self.keys)
+
+    @property
+    def product(self) -> str:
+        """What :meth:`dots` are, in words: the whole product when the head is one pair."""
+        return "q·k" if self.head_dim == 2 else "the pair's q·k"
+
+
+def _rotary_rotation(
+    query: ArrayLike,
+    key: ArrayLike,
+    base: float,
+    pair: int,
+    positions: Sequence[int],
+    distance_pairs: Sequence[tuple[int, int]],
+) -> _RotaryRotation:
+    """The inputs of :func:`plot_rotary_rotation`, checked, and their rotations."""
+    q = check_real_array("query", query)
+    k = check_real_array("key", key)
+    if q.ndim != 1 or q.shape != k.shape or q.size == 0 or q.size % 2:
+        raise ValueError(
+            f"query and key must be vectors (H,) of one even length H >= 2, got shapes "
+            f"{q.shape} and {k.shape}"
+        )
+    head_dim = q.size
+    pair = check_int_in_range("pair", pair, 0, head_dim // 2 - 1, f" for H = {head_dim}")
+    dims = slice(2 * pair, 2 * pair + 2)
+    for name, vector in (("query", q), ("key", k)):
+        if not vector[dims].any():
+            raise ValueError(
+                f"{name}'s pair {pair} (dimensions {2 * pair} and {2 * pair + 1}) is zero: a "
+                "zero vector has no direction to turn"
+            )
+    base = check_float("base", base, above=1)
+    at = check_integer_array("positions", positions, None)
+    if at.ndim != 1 or not 1 <= at.size <= 8 or at.min() < 0:
+        raise ValueError(f"positions must be 1 to 8 integers >= 0, got {at.tolist()}")
+    try:
+        pairs = [tuple(p) for p in distance_pairs]
+    except TypeError as err:
+        raise TypeError(f"distance_pairs must hold pairs (i, j), got {distance_pairs!r}") from err
+    if not 1 <= len(pairs) <= 3 or any(len(p) != 2 for p in pairs):
+        raise ValueError(f"distance_pairs must hold 1 to 3 pairs (i, j), got {pairs}")
+    ij = [(check_int("i", i, minimum=0), check_int("j", j, minimum=0)) for i, j in pairs]
+    # the package's rotation, of whole vectors: the drawn pair is two of their coordinates
+    turned = rotate(np.tile(q, (at.size, 1)), base, positions=at)[:, dims]
+    queries = rotate(np.tile(q, (len(ij), 1)), base, positions=[i for i, _ in ij])[:, dims]
+    keys = rotate(np.tile(k, (len(ij), 1)), base, positions=[j for _, j in ij])[:, dims]
+    theta = base ** (-2.0 * pair / head_dim)
+    return _RotaryRotation(
+        pair, head_dim, theta, at.tolist(), turned, q[dims], k[dims], ij, queries, keys
+    )
+
+
+def _arrow(ax: Axes, tip: NDArray[np.float64], colour: str, label: str, style: str = "-") -> None:
+    """An arrow from the origin to ``tip``: an :class:`~matplotlib.text.Annotation` whose ``xy``
+    is ``tip``, labelled ``label``."""
+    ax.annotate(
+        "",
+        xy=(float(tip[0]), float(tip[1])),
+        xytext=(0.0, 0.0),
+        arrowprops={
+            "arrowstyle": "-|>",
+            "color": colour,
+            "lw": 2.0,
+            "linestyle": style,
+            "shrinkA": 0,
+            "shrinkB": 0,
+            "mutation_scale": 14,
+        },
+        label=label,
+    )
+
+
+def _plane(ax: Axes, reach: float) -> None:
+    """A pair's plane: its two axes through the origin, the view ``reach`` each way."""
+    ax.axhline(0.0, color="#bbbbbb", lw=0.8, zorder=0)
+    ax.axvline(0.0, color="#bbbbbb", lw=0.8, zorder=0)
+    ax.set_xlim(-reach, reach)
+    ax.set_ylim(-reach, reach)
+    ax.set_aspect("equal")
+    ax.set_xticks([])
+    ax.set_yticks([])
+    for side in ax.spines.values():
+        side.set_color("#bbbbbb")
+
+
+def _angle_arc(
+    ax: Axes, start: float, end: float, radius: float, text: str, at: float | None = None
+) -> None:
+    """An arc from ``start`` to ``end`` degrees (either way round) at ``radius``, ``text`` just
+    outside it at ``at`` degrees (its middle by default)."""
+    low, high = sorted((start, end))
+    ax.add_patch(
+        Arc((0.0, 0.0), 2 * radius, 2 * radius, theta1=low, theta2=high, color=FRAME, lw=1.2)
+    )
+    where = np.radians((low + high) / 2 if at is None else at)
+    offset = radius + 0.09 * ax.get_xlim()[1]
+    put_text(ax, offset * np.cos(where), offset * np.sin(where), text, ha="center", va="center")
+
+
+def _degrees(vector: NDArray[np.float64]) -> float:
+    """The direction of a 2-D vector, in degrees."""
+    return float(np.degrees(np.arctan2(vector[1], vector[0])))
+
+
+def _tip_label(ax: Axes, tip: NDArray[np.float64], text: str, colour: str) -> None:
+    """``text`` just past an arrow's tip, along the arrow."""
+    where = tip * (1 + 0.13 * ax.get_xlim()[1] / np.linalg.norm(tip))
+    put_text(ax, where[0], where[1], text, ha="center", va="center", color=colour)
+
+
+def _spread_out(positions: Sequence[int], theta: float, apart: float = 20.0) -> list[int]:
+    """The positions to label, in order: each at least ``apart`` degrees of turn past the one
+    before (arrows closer than that would overlap their labels), the last always."""
+    kept: list[int] = []
+    for t in sorted(set(positions)):
+        if kept and np.degrees((t - kept[-1]) * theta) < apart:
+            if t == max(positions):
+                kept[-1] = t
+            continue
+        kept.append(t)
+    return kept
+
+
+def plot_rotary_rotation(
+    query: ArrayLike,
+    key: ArrayLike,
+    *,
+    base: float = 10000.0,
+    pair: int = 0,
+    positions: Sequence[int] = (0, 1, 2, 3),
+    distance_pairs: Sequence[tuple[int, int]] = ((2, 0), (7, 5)),
+    axes: Sequence[Axes] | None = None,
+) -> Figure:
+    """Rotary positions (RoPE) as a pair of coordinates turned by an angle that grows with position.
+
+    First panel: one pair ``(2 pair, 2 pair + 1)`` of ``query`` at each of ``positions``:
+    position ``t`` turns it by ``t theta`` (``theta = base**(-2 pair / H)`` radians), the angles
+    drawn as arcs (for a slow pair, only positions 20 degrees apart are labelled). Then a panel
+    per ``(i, j)`` of ``distance_pairs``: the query turned to ``i``, the key turned to ``j`` and
+    the angle between them, which is the same for the same ``i - j``: both are turned, so the
+    pair's share of the score ``q . k`` depends only on the distance. Every turned vector is
+    :func:`~gptembed.positions.rotate`'s.
+    :func:`describe_rotary_rotation` says the same in words.
+
+    >>> fig = plot_rotary_rotation([1.0, 0.0], [0.5, 0.5])
+    >>> [ax.get_title().replace("\\n", ": ") for ax in fig.axes[1:]]
+    ['i = 2, j = 0: i \u2212 j = 2: angle 70°', 'i = 7, j = 5: i \u2212 j = 2: angle 70°']
+
+    Args:
+        query, key: ``(H,)`` a query and a key of one head, ``H`` even (``H = 2``: one pair).
+        base: the wavelength scale of :func:`~gptembed.positions.rotate` (10,000 in RoPE).
+        pair: which pair of dimensions to draw, ``0 .. H/2 - 1`` (pair 0 turns fastest, one
+            radian per position).
+        positions: 1 to 8 positions ``>= 0`` for the first panel.
+        distance_pairs: 1 to 3 ``(i, j)``: a query at ``i`` and a key at ``j``, a panel each.
+        axes: ``1 + len(distance_pairs)`` axes to draw on; by default a new
+            :data:`ROTARY_FIGSIZE` figure.
+
+    Returns:
+        The figure. Each arrow is an :class:`~matplotlib.text.Annotation` whose ``xy`` is the
+        turned vector's tip, labelled ``"query at t"`` (``"query unturned"`` for a reference
+        drawn when ``positions`` leaves out 0) or ``"key at j"``.
+
+    Raises:
+        TypeError: vectors that are not real numbers, or positions that are not integers.
+        TypeError, ValueError: ``base`` not a finite number > 1, ``pair`` not in
+            ``[0, H/2 - 1]``, an ``i`` or ``j`` not an integer ``>= 0``.
+        ValueError: vectors that are not ``(H,)`` of one even length, hold a NaN or inf, or are
+            zero on the pair; positions not 1 to 8 integers ``>= 0``; ``distance_pairs`` not 1
+            to 3 pairs; ``axes`` of the wrong number.
+    """
+    parts = _rotary_rotation(query, key, base, pair, positions, distance_pairs)
+    n_pairs = len(parts.distance_pairs)
+    width, height = ROTARY_FIGSIZE
+    fig, panels = figure_and_panels(1 + n_pairs, (width / (1 + n_pairs), height), axes=axes)
+    q_norm, k_norm = float(np.linalg.norm(parts.query)), float(np.linalg.norm(parts.key))
+    reach = 1.65 * max(q_norm, k_norm)
+    blue, red = PALETTE["blue"], PALETTE["vermillion"]
+
+    turning = panels[0]
+    _plane(turning, reach)
+    turning.add_patch(Circle((0.0, 0.0), q_norm, fill=False, color="#bbbbbb", lw=0.8, ls="--"))
+    if 0 not in parts.positions:  # the unturned query, for the angles to start from
+        _arrow(turning, parts.query, "#999999", "query unturned", ":")
+    labelled = _spread_out(parts.positions, parts.theta)
+    for t, tip in zip(parts.positions, parts.turned, strict=True):
+        _arrow(turning, tip, blue, f"query at {t}")
+        if t in labelled:
+            _tip_label(turning, tip, f"t = {t}", blue)
+    start = _degrees(parts.query)
+    turns = [t for t in labelled if t > 0]
+    for rank, t in enumerate(turns):
+        radius = q_norm * (0.25 + 0.45 * rank / max(len(turns) - 1, 1))
+        end = start + np.degrees(t * parts.theta)
+        # the label sits past the arrow before it, where no arrow is
+        label_at = start + np.degrees((t - 0.5) * parts.theta)
+        _angle_arc(turning, start, end, radius, "θ" if t == 1 else f"{t}θ", at=label_at)
+    turning.set_title(
+        f"query turned by t·θ\nθ = {np.degrees(parts.theta):.3g}° a position",
+        fontsize=DIAGRAM_FONTSIZE,
+    )
+    turning.set_xlabel(f"dimension {2 * parts.pair}", fontsize=DIAGRAM_FONTSIZE)
+    turning.set_ylabel(f"dimension {2 * parts.pair + 1}", fontsize=DIAGRAM_FONTSIZE)
+
+    angles, dots = parts.angles(), parts.dots()
+    for n, (ax, (i, j)) in enumerate(zip(panels[1:], parts.distance_pairs, strict=True)):
+        q_turned, k_turned = parts.queries[n], parts.keys[n]
+        _plane(ax, reach)
+        _arrow(ax, k_turned, red, f"key at {j}")
+        _arrow(ax, q_turned, blue, f"query at {i}")
+        _tip_label(ax, k_turned, f"k at {j}", _RED_TEXT)
+        _tip_label(ax, q_turned, f"q at {i}", blue)
+        k_dir = _degrees(k_turned)
+        _angle_arc(ax, k_dir, k_dir + angles[n], 0.4 * min(q_norm, k_norm), "")
+        distance = f"i {MINUS} j = {i - j}: angle {abs(angles[n]):.0f}°"
+        ax.set_title(f"i = {i}, j = {j}\n{distance}", fontsize=DIAGRAM_FONTSIZE)
+        ax.set_xlabel(f"{parts.product} = {dots[n]:.2f}", fontsize=DIAGRAM_FONTSIZE)
+    return fig
+
+
+def describe_rotary_rotation(
+    query: ArrayLike,
+    key: ArrayLike,
+    *,
+    base: float = 10000.0,
+    pair: int = 0,
+    positions: Sequence[int] = (0, 1, 2, 3),
+    distance_pairs: Sequence[tuple[int, int]] = ((2, 0), (7, 5)),
+) -> str:
+    """:func:`plot_rotary_rotation` in words, one paragraph for its alt text (same arguments).
+
+    Raises:
+        TypeError, ValueError: as :func:`plot_rotary_rotation`.
+    """
+    parts = _rotary_rotation(query, key, base, pair, positions, distance_pairs)
+    angles, dots = np.abs(parts.angles()), parts.dots()
+    scenes = [
+        f"at (i, j) = ({i}, {j}), distance {i - j}, the angle is {a:.0f}° and {parts.product} "
+        f"is {d:.2f}"
+        for (i, j), a, d in zip(parts.distance_pairs, angles, dots, strict=True)
+    ]
+    text = (
+        f"Arrows in the plane of one pair of coordinates (dimensions {2 * parts.pair} and "
+        f"{2 * parts.pair + 1}) of a head of width {parts.head_dim}. First panel: the query's "
+        f"pair at positions {word_list(parts.positions)}; each position turns it by θ = "
+        f"{parts.theta:.3g} rad ({np.degrees(parts.theta):.3g}°) more, so at position t it "
+        "has turned t·θ, drawn as arcs. Then a panel for each query turned to its position i "
+        "(blue) and key turned to its position j (red), the angle between them marked: "
+        f"{'; '.join(scenes)}."
+    )
+    if len({i - j for i, j in parts.distance_pairs}) < len(parts.distance_pairs):
+        text += (
+            " The same distance gives the same angle and the same product wherever the pair "
+            f"sits: query and key are turned together, so only i {MINUS} j counts."
+        )
+    return text
+
+
+# ALiBi: a bias on the scores that falls with distance, at a slope per head.
+
+BIAS_CMAP = "Blues_r"
+"""Colour map of a bias that is never positive: white at 0, darker blue the more negative (the
+negative half of :data:`DIVERGING_CMAP`, spread over the whole scale)."""
+
+
+def _alibi_bias(n_heads: int, seq_len: int) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """``(slopes (n_heads,), biases (n_heads, T, T))`` of :func:`plot_alibi_bias`, checked."""
+    n_heads = check_int("n_heads", n_heads)
+    seq_len = check_int("seq_len", seq_len)
+    if n_heads > 8 or seq_len > DIAGRAM_MAX_ROWS:
+        raise ValueError(
+            f"a diagram draws at most 8 heads of {DIAGRAM_MAX_ROWS} positions, so that every "
+            f"label stays legible, got n_heads {n_heads} and seq_len {seq_len}"
+        )
+    slopes = alibi_slopes(n_heads)
+    return slopes, np.stack([linear_bias(seq_len, float(m)) for m in slopes])
+
+
+def _slope_label(slope: float) -> str:
+    """``1/4`` for a power of two's reciprocal (ALiBi's slopes mostly are), else 3 digits."""
+    power = -math.log2(slope)
+    return f"1/{2 ** round(power)}" if power == round(power) and power >= 0 else f"{slope:.3g}"
+
+
+def plot_alibi_bias(n_heads: int = 4, seq_len: int = 8, *, ax: Axes | None = None) -> Figure:
+    """ALiBi's bias ``-m_h (i - j)`` on the attention scores, a heat map per head.
+
+    One panel per head ``h`` (four a row), query ``i`` down and key ``j`` across, of
+    :func:`~gptembed.positions.linear_bias` at that head's slope ``m_h`` of
+    :func:`~gptembed.positions.alibi_slopes`: 0 on the diagonal, falling by ``m_h`` per
+    position back. Future keys (``j > i``) are grey, as the causal mask hides them. One colour
+    scale, :data:`BIAS_CMAP` from the steepest head's lowest bias to 0, for every head.
+    :func:`describe_alibi_bias` says the same in words.
+
+    >>> fig = plot_alibi_bias(4, 6)
+    >>> [image.get_label() for image in fig.axes[0].get_images()]
+    ['head 1: m = 1/4', 'head 2: m = 1/16', 'head 3: m = 1/64', 'head 4: m = 1/256']
+
+    Args:
+        n_heads: heads, 1 to 8.
+        seq_len: ``T``, positions, 1 to :data:`DIAGRAM_MAX_ROWS`.
+        ax: axes to draw on (a blank canvas); by default a new figure at most
+            :data:`DIAGRAM_WIDTH` wide, as tall as the rows of panels need.
+
+    Returns:
+        The figure. Each head's image, labelled with its title (``"head 1: m = 1/4"``), is a
+        masked array whose data is ``linear_bias(seq_len, m_h)``, the future keys masked.
+
+    Raises:
+        TypeError, ValueError: ``n_heads`` or ``seq_len`` not an integer >= 1, or more than a
+            diagram draws.
+    """
+    slopes, biases = _alibi_bias(n_heads, seq_len)
+    n_heads, seq_len = biases.shape[:2]
+    ncols, nrows = min(n_heads, 4), -(-n_heads // 4)
+    left, gap, right, title_h, below = 0.62, 0.32, 1.05, 0.32, 0.5
+    cell = min(0.3, (DIAGRAM_WIDTH - left - right - (ncols - 1) * gap) / (ncols * seq_len))
+    grid = seq_len * cell
+    pitch_y = title_h + grid + below
+    size = (left + ncols * grid + (ncols - 1) * gap + right, nrows * pitch_y + 0.05)
+    fig, ax = canvas(size, ax)
+    future = np.triu(np.ones((seq_len, seq_len), dtype=bool), k=1)
+    limit = float(slopes.max()) * max(seq_len - 1, 1)  # the steepest head's farthest key
+    norm = Normalize(-limit, 0.0)
+    step = 1 if cell >= 0.13 else 2  # a tick label per position while they fit
+    ticks = range(0, seq_len, step)
+    for h, (bias, slope) in enumerate(zip(biases, slopes, strict=True)):
+        row, col = divmod(h, ncols)
+        x, y = left + col * (grid + gap), row * pitch_y + title_h
+        ax.add_patch(Rectangle((x, y), grid, grid, color=GREY, lw=0, zorder=-1))  # the future
+        title = f"head {h + 1}: m = {_slope_label(float(slope))}"
+        cells(
+            ax, np.ma.masked_where(future, bias), x, y, (cell, cell), cmap=BIAS_CMAP, norm=norm,
+            label=title,
+        )  # fmt: skip
+        put_text(ax, x + grid / 2, y - 0.08, title, ha="center", va="bottom")
+        for t in ticks:
+            put_text(ax, x + (t + 0.5) * cell, y + grid + 0.05, str(t), ha="center", va="top")
+            if col == 0:
+                put_text(ax, x - 0.05, y + (t + 0.5) * cell, str(t), ha="right", va="center")
+        put_text(ax, x + grid / 2, y + grid + 0.25, "key j", ha="center", va="top")
+        if col == 0:
+            put_text(ax, 0.22, y + grid / 2, "query i", rotation=90, ha="center", va="center")
+    bar = ax.inset_axes(  # beside the first row, as tall as its panels (axes fractions)
+        (1 - (right - 0.2) / size[0], 1 - (title_h + grid) / size[1], 0.15 / size[0],
+         grid / size[1])
+    )  # fmt: skip
+    colorbar = fig.colorbar(ScalarMappable(norm, BIAS_CMAP), cax=bar)
+    colorbar.set_label(f"bias {MINUS}m (i {MINUS} j)", fontsize=DIAGRAM_FONTSIZE)
+    bar.tick_params(labelsize=DIAGRAM_FONTSIZE)
+    return fig
+
+
+def describe_alibi_bias(n_heads: int = 4, seq_len: int = 8) -> str:
+    """:func:`plot_alibi_bias` in words, one paragraph for its alt text (same arguments).
+
+    Raises:
+        TypeError, ValueError: as :func:`plot_alibi_bias`.
+    """
+    slopes, biases = _alibi_bias(n_heads, seq_len)
+    n_heads, seq_len = biases.shape[:2]
+    far = seq_len - 1
+    heads = "one head" if n_heads == 1 else f"one per head, {n_heads} heads"
+    text = (
+        f"Heat maps of ALiBi's bias on the attention scores ({heads}) for {seq_len} positions: "
+        "query i "
+        "down, key j across, future keys (j after i) greyed out. The bias is minus the slope m "
+        "times the distance i minus j: 0 on the diagonal, more negative (darker blue) the "
+        f"further back the key. The slope{'s are' if n_heads > 1 else ' is'} "
+        f"{word_list([_slope_label(float(m)) for m in slopes])}"
+    )
+    if far == 0:
+        return text + "; with one position there is no distance, and the bias is 0."
+    steep, shallow = int(np.argmax(slopes)), int(np.argmin(slopes))
+    text += f", so the farthest key, {far} back, gets {MINUS}{slopes[steep] * far:.3g} from "
+    if n_heads == 1:
+        return text + "the head."
+    return text + (
+        f"the steepest head (head {steep + 1}) but only {MINUS}{slopes[shallow] * far:.3g} "
+        f"from the shallowest (head {shallow + 1}), which stays nearly white and can still look "
+        "far back."
+    )

@@ -1,0 +1,177 @@
+"""Rotary and ALiBi diagrams: each draws the package's own arithmetic, says the same in words,
+refuses what it cannot draw, and keeps its text legible at the book's page width."""
+
+from __future__ import annotations
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import numpy as np
+import pytest
+from matplotlib.axes import Axes
+from matplotlib.colors import to_rgba
+from matplotlib.text import Annotation
+
+from gptembed._figures import (
+    new_figure,
+)
+from gptembed.positions import (
+    alibi_slopes,
+    linear_bias,
+    rotate,
+)
+from gptembed.scheme_diagrams import (
+    describe_alibi_bias,
+    describe_rotary_rotation,
+    plot_alibi_bias,
+    plot_rotary_rotation,
+)
+from tests.figure_checks import (
+    assert_legible_diagram,
+    texts_of,
+)
+
+pytestmark = pytest.mark.usefixtures("no_pyplot_figures")
+
+
+def _arrow_tips(ax: Axes) -> dict[str, tuple[float, float]]:
+    """Each labelled arrow (an annotation) of ``ax``: its label and tip."""
+    return {t.get_label(): t.xy for t in ax.texts if isinstance(t, Annotation)}
+
+
+def test_rotary_rotation_draws_rotates_vectors_and_the_angle_depends_on_distance_only() -> None:
+    rng = np.random.default_rng(3)
+    query, key = rng.normal(size=8), rng.normal(size=8)
+    pairs = ((2, 0), (7, 5), (4, 0))
+    fig = plot_rotary_rotation(query, key, base=100.0, pair=1, positions=(0, 2, 5),
+                               distance_pairs=pairs)  # fmt: skip
+    turning, *scenes = fig.axes
+    assert len(scenes) == 3 and tuple(fig.get_size_inches()) == (7.0, 3.3)
+    tips = _arrow_tips(turning)
+    for t in (0, 2, 5):
+        expected = rotate(query[None, :], 100.0, positions=[t])[0, 2:4]
+        np.testing.assert_allclose(tips[f"query at {t}"], expected, rtol=1e-12)
+    angles, products = [], []
+    for ax, (i, j) in zip(scenes, pairs, strict=True):
+        tips = _arrow_tips(ax)
+        q = rotate(query[None, :], 100.0, positions=[i])[0, 2:4]
+        k = rotate(key[None, :], 100.0, positions=[j])[0, 2:4]
+        np.testing.assert_allclose(tips[f"query at {i}"], q, rtol=1e-12)
+        np.testing.assert_allclose(tips[f"key at {j}"], k, rtol=1e-12)
+        angles.append(ax.get_title().rsplit("angle ", 1)[1])
+        products.append(ax.get_xlabel())
+        assert ax.get_xlabel() == f"the pair's q·k = {q @ k:.2f}"  # H = 8: 4 pairs
+    assert angles[0] == angles[1] != angles[2] and products[0] == products[1] != products[2]
+    theta = 100.0 ** (-2 / 8)
+    assert turning.get_title().endswith(f"θ = {np.degrees(theta):.3g}° a position")
+    assert {"θ", "2θ", "5θ"} - set(texts_of(fig)) == {"θ"}  # arcs for positions 2 and 5 only
+
+
+def test_rotary_rotation_without_position_0_draws_the_unturned_query() -> None:
+    fig = plot_rotary_rotation([1.0, 0.0], [0.0, 1.0], positions=[1, 3], distance_pairs=[(3, 1)])
+    tips = _arrow_tips(fig.axes[0])
+    assert tips["query unturned"] == (1.0, 0.0) and set(tips) == {
+        "query unturned", "query at 1", "query at 3",
+    }  # fmt: skip
+    assert len(fig.axes) == 2
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "error", "message"),
+    [
+        ({"query": [1.0, 0.0, 1.0]}, ValueError, r"one even length H >= 2, got shapes \(3,\)"),
+        ({"key": [0.0, 0.0]}, ValueError, r"key's pair 0 \(dimensions 0 and 1\) is zero"),
+        ({"pair": 1}, ValueError, r"pair must be in \[0, 0\] for H = 2, got 1"),
+        ({"base": 1.0}, ValueError, "base must be a finite number > 1, got 1.0"),
+        (
+            {"positions": [0, -1]},
+            ValueError,
+            r"positions must be 1 to 8 integers >= 0, got \[0, -1",
+        ),
+        ({"positions": range(9)}, ValueError, "positions must be 1 to 8 integers"),
+        ({"positions": [0.5]}, TypeError, "positions must be integers"),
+        ({"distance_pairs": []}, ValueError, r"distance_pairs must hold 1 to 3 pairs \(i, j\)"),
+        ({"distance_pairs": [(1, 2, 3)]}, ValueError, "must hold 1 to 3 pairs"),
+        ({"distance_pairs": [(1, -2)]}, ValueError, "j must be an integer >= 0, got -2"),
+        ({"distance_pairs": [3, 1]}, TypeError, r"must hold pairs \(i, j\), got \[3, 1\]"),
+    ],
+)
+def test_rotary_rotation_refuses_bad_input(kwargs: dict, error: type, message: str) -> None:
+    call = {"query": [1.0, 0.0], "key": [0.0, 1.0], **kwargs}
+    with pytest.raises(error, match=message):
+        plot_rotary_rotation(**call)
+    with pytest.raises(error, match=message):
+        describe_rotary_rotation(**call)
+
+
+def test_rotary_rotation_checks_its_axes_and_says_the_same_in_words() -> None:
+    _, axes = new_figure(ncols=2)
+    with pytest.raises(ValueError, match="axes must hold 3 axes, got 2"):
+        plot_rotary_rotation([1.0, 0.0], [0.0, 1.0], axes=axes)
+    text = describe_rotary_rotation([1.0, 0.0], [0.5, 0.5])
+    assert "\n" not in text and "θ = 1 rad (57.3°)" in text
+    assert "at (i, j) = (2, 0), distance 2, the angle is 70°" in text
+    assert "at (i, j) = (7, 5), distance 2, the angle is 70°" in text
+    assert text.endswith("so only i \u2212 j counts.")
+    other = describe_rotary_rotation([1.0, 0.0], [0.5, 0.5], distance_pairs=[(2, 0), (3, 0)])
+    assert "only i" not in other  # two distances: no claim that they match
+
+
+def test_alibi_bias_draws_linear_bias_at_each_heads_slope_with_the_future_masked() -> None:
+    fig = plot_alibi_bias(6, 5)
+    images = fig.axes[0].get_images()
+    slopes = alibi_slopes(6)
+    assert [image.get_label() for image in images] == [
+        "head 1: m = 1/4", "head 2: m = 1/16", "head 3: m = 1/64", "head 4: m = 1/256",
+        "head 5: m = 1/2", "head 6: m = 1/8",
+    ]  # fmt: skip
+    future = np.triu(np.ones((5, 5), dtype=bool), k=1)
+    for image, slope in zip(images, slopes, strict=True):
+        drawn = image.get_array()
+        np.testing.assert_array_equal(drawn.data, linear_bias(5, slope))
+        np.testing.assert_array_equal(drawn.mask, future)
+        assert image.get_clim() == (-slopes.max() * 4, 0.0)  # one scale: the steepest head's
+    titles = [t.get_text() for t in fig.axes[0].texts if t.get_text().startswith("head")]
+    assert titles == [image.get_label() for image in images]
+    greys = [p for p in fig.axes[0].patches if p.get_zorder() == -1]  # under the masked future
+    assert len(greys) == 6 and {to_rgba(p.get_facecolor()) for p in greys} == {to_rgba("#d9d9d9")}
+
+
+def test_alibi_bias_refuses_bad_input_and_says_the_same_in_words() -> None:
+    for call in (plot_alibi_bias, describe_alibi_bias):
+        with pytest.raises(ValueError, match="at most 8 heads of 16 positions"):
+            call(9, 4)
+        with pytest.raises(ValueError, match="got n_heads 2 and seq_len 17"):
+            call(2, 17)
+        with pytest.raises(ValueError, match="n_heads must be an integer >= 1, got 0"):
+            call(0, 4)
+    fig, ax = new_figure()
+    assert plot_alibi_bias(2, 4, ax=ax) is fig
+    text = describe_alibi_bias(4, 8)
+    assert "\n" not in text and "The slopes are 1/4, 1/16, 1/64 and 1/256" in text
+    assert "gets \u22121.75 from the steepest head (head 1) but only \u22120.0273 from " in text
+    assert "the shallowest (head 4)" in text
+    assert "\u22122 from the steepest head (head 5)" in describe_alibi_bias(6, 5)
+    assert describe_alibi_bias(1, 1).endswith(
+        "with one position there is no distance, and the bias is 0."
+    )
+
+
+_DIAGRAMS = {
+    "rotary": lambda: plot_rotary_rotation([1.0, 0.2], [0.6, 0.7]),
+    "rotary, three pairs": lambda: plot_rotary_rotation(
+        [0.3, -1.0, 0.5, 0.5],
+        [1.0, 0.4, 0.2, 0.1],
+        base=100.0,
+        pair=1,
+        positions=range(8),
+        distance_pairs=[(2, 0), (7, 5), (9, 0)],
+    ),
+    "alibi": lambda: plot_alibi_bias(4, 8),
+}
+
+
+@pytest.mark.parametrize("name", list(_DIAGRAMS))
+def test_every_diagram_is_legible_at_page_width_and_fits_its_figure(name: str) -> None:
+    assert_legible_diagram(_DIAGRAMS[name](), name)

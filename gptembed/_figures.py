@@ -59,7 +59,7 @@ MIN_TEXT_PX = 9.0
 """The smallest text a figure may show, in CSS pixels as displayed (:func:`smallest_text_px`)."""
 
 
-def _show_returned_figures_in_ipython(shell: Any = None) -> None:
+def _show_returned_figures_in_ipython() -> None:
     """Let IPython (Jupyter) show a :class:`Figure` that is a cell's value, as a PNG drawn at
     twice the pixels it is shown at (as IPython's "retina" format does: sharp on a high-density
     screen), its displayed width, :data:`DISPLAY_DPI` pixels an inch, in the output's metadata.
@@ -74,7 +74,7 @@ def _show_returned_figures_in_ipython(shell: Any = None) -> None:
         from IPython.core.pylabtools import print_figure
     except ImportError:
         return
-    shell = shell if shell is not None else get_ipython()
+    shell = get_ipython()
     if shell is None:
         return
     formatters = shell.display_formatter.formatters

@@ -6,11 +6,14 @@ nothing to compare and passes silently; these checks close that gap.
 
 from __future__ import annotations
 
+import ast
+import importlib
 import json
 import re
 from pathlib import Path
 
 import pytest
+from IPython.core.inputtransformer2 import TransformerManager
 
 from tests.book_site import SHOWN_NOWHERE
 from tools import install_cell, store_outputs
@@ -240,6 +243,62 @@ def test_every_concept_diagram_is_a_numbered_figure_the_prose_refers_to(diagram:
             assert f"{{numref}}`{name}`" in prose, f"{path.name}: nothing refers to {name}"
             found.append(f"{path.name}:{name}")
     assert found, f"no page draws {diagram}"
+
+
+def _diagram_cells() -> list[tuple[Path, int, str]]:
+    """``(chapter, cell index, plot_<idea>)`` of every chapter cell that draws a concept diagram."""
+    return [
+        (path, index, diagram)
+        for path in NOTEBOOKS
+        for index, cell in _code_cells_with_source(_load(path))
+        for diagram in CONCEPT_DIAGRAMS
+        if re.search(rf"\b{diagram}\(", "".join(cell["source"]))
+    ]
+
+
+DIAGRAM_CELLS = _diagram_cells()
+
+
+def _python(cell: dict) -> ast.Module:
+    """A code cell's source as Python (IPython's ``%`` and ``!`` lines as the calls they make)."""
+    return ast.parse(TransformerManager().transform_cell("".join(cell["source"])))
+
+
+def test_every_concept_diagram_cell_is_checked_against_its_words() -> None:
+    assert {diagram for *_, diagram in DIAGRAM_CELLS} == set(CONCEPT_DIAGRAMS)
+
+
+@pytest.mark.parametrize(
+    ("path", "index", "diagram"),
+    DIAGRAM_CELLS,
+    ids=[f"{path.name}:{index}" for path, index, _ in DIAGRAM_CELLS],
+)
+def test_a_diagrams_alt_text_is_what_its_describe_says_of_the_same_arguments(
+    path: Path, index: int, diagram: str
+) -> None:
+    """A concept diagram's alt text (``mystnb.image.alt``, the page's ``<img alt>``) is its
+    ``describe_<idea>`` of the arguments the cell draws it with, so it cannot drift from the
+    picture when an argument changes. The cell runs after the chapter's imports (only those: a
+    diagram's cell computes its own arguments) with ``plot_<idea>`` standing for
+    ``describe_<idea>``; its last line, the drawing, then gives the words."""
+    nb = _load(path)
+    namespace: dict = {}
+    for cell in nb["cells"]:
+        if cell["cell_type"] == "code":
+            imports = [n for n in _python(cell).body if isinstance(n, ast.Import | ast.ImportFrom)]
+            exec(compile(ast.Module(imports, type_ignores=[]), path.name, "exec"), namespace)
+    module = importlib.import_module(namespace[diagram].__module__)
+    namespace[diagram] = getattr(module, diagram.replace("plot_", "describe_", 1))
+    cell = nb["cells"][index]
+    *body, last = _python(cell).body
+    assert isinstance(last, ast.Expr), f"{path.name}: cell {index} must end with the drawing"
+    exec(compile(ast.Module(body, type_ignores=[]), path.name, "exec"), namespace)
+    said = eval(compile(ast.Expression(last.value), path.name, "eval"), namespace)
+    stored = cell["metadata"]["mystnb"]["image"]["alt"]
+    assert stored == said, (
+        f"{path.name}: cell {index}'s alt text is not what {diagram.replace('plot_', 'describe_')} "
+        f"says of its arguments; store this instead:\n{said}"
+    )
 
 
 PLUMBING = re.compile(

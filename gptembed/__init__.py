@@ -1,6 +1,6 @@
 """gptembed: GPT-style learned position embeddings, what they cost, and what training puts in them.
 
-The package is a set of rooms, one idea each (numpy only, except :mod:`gptembed.plotting`):
+The package is a set of rooms, one idea each (numpy only, except the figure modules):
 
 - :mod:`gptembed.embedding`: the layer, ``GPTStyleEmbedding``.
 - :mod:`gptembed.positions`: position ids for padded batches, and the fixed sinusoidal table.
@@ -21,13 +21,15 @@ The package is a set of rooms, one idea each (numpy only, except :mod:`gptembed.
   sinusoidal, rotary, ALiBi, none), and running them past the trained length.
 - :mod:`gptembed.marker_tasks`: the toy data whose question is recency: the latest marker.
 - :mod:`gptembed.probes`: looking inside a position table.
-- :mod:`gptembed.plotting`: every figure of the book (matplotlib), imported on its own.
+- :mod:`gptembed.plotting` and :mod:`gptembed.cost_figures`: the book's data figures, and
+  :mod:`gptembed.layer_diagrams` and :mod:`gptembed.scheme_diagrams`: pictures of its ideas with
+  their alt text (matplotlib), each imported on its own.
 - :mod:`gptembed.samples` and :mod:`gptembed.glue`: sample GPT-2 ids, and the book's glue.
 
 The names below are what a reader reaches for first: the layer, position ids and tables, model
 sizes and parameter counts, attention's costs, and the measuring tools. The toy models and their
 data are imported from their own modules (``from gptembed.readout import train``), the figures
-from :mod:`gptembed.plotting`.
+from the figure modules.
 """
 
 from importlib.metadata import version as _version

@@ -19,7 +19,6 @@ The package is a set of rooms, one idea each (numpy only, except the figure modu
 - :mod:`gptembed.gpt`: a small GPT (GPT-2's architecture at toy scale) and its training.
 - :mod:`gptembed.position_schemes`: five ways to give the attention toy position (learned,
   sinusoidal, rotary, ALiBi, none), and running them past the trained length.
-- :mod:`gptembed.marker_tasks`: the toy data whose question is recency: the latest marker.
 - :mod:`gptembed.probes`: looking inside a position table.
 - :mod:`gptembed.plotting` and :mod:`gptembed.cost_figures`: the book's data figures, and
   :mod:`gptembed.layer_diagrams` and :mod:`gptembed.scheme_diagrams`: pictures of its ideas with
@@ -37,7 +36,6 @@ from importlib.metadata import version as _version
 from .attention_cost import (
     FlopsPerToken,
     attention_flops_parity,
-    attention_flops_share,
     attention_probs,
     attention_scores_bytes,
     flops_per_token,
@@ -70,7 +68,6 @@ __all__ = [
     "ModelConfig",
     "ParameterCounts",
     "attention_flops_parity",
-    "attention_flops_share",
     "attention_probs",
     "attention_scores_bytes",
     "config_embedding_counts",

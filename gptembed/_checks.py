@@ -186,6 +186,46 @@ def check_integer_array(name: str, values: ArrayLike, limit: int | None) -> NDAr
     return array
 
 
+def check_offset(offset: int, seq_len: int) -> int:
+    """``offset`` as an ``int`` in ``[1, seq_len - 1]`` (``seq_len`` already checked).
+
+    Raises:
+        TypeError, ValueError: ``offset`` is not such an integer, or ``seq_len < 2``, which
+            leaves no room for one.
+    """
+    if seq_len < 2:
+        raise ValueError(
+            f"seq_len must be at least 2 for an offset of 1 or more to fit, got {seq_len}"
+        )
+    return check_int_in_range("offset", offset, 1, seq_len - 1)
+
+
+def check_record_format(record_format: str, punctuation: str) -> str:
+    """Return ``record_format`` if valid: ``'A'`` any letter, ``'9'`` any digit, else literal.
+
+    Literal characters must come from ``punctuation`` (:data:`gptembed.records.PUNCTUATION`), so
+    every character belongs to exactly one field class.
+
+    Raises:
+        TypeError: not a string.
+        ValueError: empty, or a character that is neither ``'A'``, ``'9'`` nor punctuation.
+    """
+    if not isinstance(record_format, str):
+        raise TypeError(
+            f"record_format must be a string such as 'AA-99;', got {record_format!r} "
+            f"of type {type(record_format).__name__}"
+        )
+    if not record_format:
+        raise ValueError("record_format must hold at least 1 character, got ''")
+    for index, ch in enumerate(record_format):
+        if ch not in "A9" and ch not in punctuation:
+            raise ValueError(
+                f"record_format character {ch!r} at index {index} is not allowed: use 'A' "
+                f"(any letter), '9' (any digit) or a literal from {punctuation!r}"
+            )
+    return record_format
+
+
 def check_in_range(what: str, array: NDArray[np.integer], limit: int, noun: str) -> None:
     """Check every value of an integer ``array`` lies in ``[0, limit)``.
 

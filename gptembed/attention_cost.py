@@ -280,7 +280,6 @@ class FlopsPerToken:
 
 
 FlopsConvention = Literal["palm", "kaplan"]
-FLOPS_CONVENTIONS: tuple[FlopsConvention, ...] = ("palm", "kaplan")
 """The two published ways of counting a forward pass's FLOPs that :func:`flops_per_token` knows."""
 
 
@@ -342,20 +341,6 @@ def flops_per_token(
         raise ValueError(f"convention must be 'palm' or 'kaplan', got {convention!r}")
     passes = 3 if check_bool("training", training) else 1
     return FlopsPerToken(weights=passes * weights, attention=passes * attention)
-
-
-def attention_flops_share(
-    config: ModelConfig, seq_len: int, *, convention: FlopsConvention = "palm"
-) -> float:
-    """Fraction of a token's forward FLOPs spent on attention at ``seq_len``.
-
-    See :func:`flops_per_token` for the two conventions (training triples both parts, so the
-    share is the same).
-
-    Raises:
-        TypeError, ValueError: as :func:`flops_per_token`.
-    """
-    return flops_per_token(config, seq_len, convention=convention).attention_share
 
 
 def attention_flops_parity(config: ModelConfig, *, convention: FlopsConvention = "palm") -> int:

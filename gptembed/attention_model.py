@@ -20,32 +20,24 @@ With ``x_i = tok_i + pos_i`` the score splits into four terms (:func:`score_term
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from ._arrays import flat_rows
-from ._checks import (
-    as_real_array,
-    check_fits_in_memory,
-    check_int,
-    check_type,
-)
-from .attention_cost import attention_scores_bytes
+from ._attention import backward_from, check_step_fits, head_scores, project
+from ._checks import as_real_array, check_fits_in_memory, check_int, check_offset, check_type
+from ._scoring import scored_positions
 from .attention_terms import ScoreTerms
 from .embedding import INIT_STD, GPTStyleEmbedding
-from .lookback import check_offset, make_lookback
+from .lookback import make_lookback
 from .optim import (
     ArrayModel,
     Evaluation,
     RunConfig,
     TrainResult,
-    cross_entropy,
     run_training,
-    scored_positions,
     weights_rng,
 )
 
@@ -74,15 +66,6 @@ class AttentionConfig(RunConfig):
         super().__post_init__()
         self._check(check_int, "vocab_size", "seq_len", "embed_dim", "head_dim")
         self._keep("offset", check_offset(self.offset, self.seq_len))
-
-
-def check_step_fits(config: AttentionConfig) -> None:
-    """Refuse a run whose training step's ``(B, T, T)`` float64 scores would not fit in memory."""
-    check_fits_in_memory(
-        f"a training step's scores, batch_size {config.batch_size:,} x seq_len**2 "
-        f"{config.seq_len**2:,} in float64,",
-        attention_scores_bytes(config.seq_len, 1, 1, config.batch_size, 8),
-    )
 
 
 @dataclass
@@ -189,20 +172,6 @@ def _masked_softmax(scores: NDArray[np.float64], allowed: NDArray[np.bool_]) -> 
     return weights
 
 
-def project(
-    model: AttentionModel, x: NDArray[np.floating]
-) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
-    """Queries, keys and values ``(B, T, H)`` of embedded inputs ``(B, T, D)``."""
-    return x @ model.w_query, x @ model.w_key, x @ model.w_value
-
-
-def head_scores(
-    model: AttentionModel, q: NDArray[np.float64], k: NDArray[np.float64]
-) -> NDArray[np.float64]:
-    """``q k^T / sqrt(H)``: ``(B, Tq, Tk)`` for queries ``(B, Tq, H)`` and keys ``(B, Tk, H)``."""
-    return q @ k.swapaxes(-1, -2) / math.sqrt(model.head_dim)
-
-
 def _read_out(
     model: AttentionModel, probs: NDArray[np.float64], v: NDArray[np.float64]
 ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
@@ -253,7 +222,7 @@ def forward(
     x = model.embedding.forward(ids, start_pos, position_ids=position_ids)  # (B, T, D)
     q, k, v = project(model, x)  # (B, T, H) each
     if s is None:
-        s = head_scores(model, q, k)  # (B, T, T)
+        s = head_scores(q, k)  # (B, T, T)
     allowed = _allowed(seq_len, mask, n_seq)
     probs = _masked_softmax(s, allowed)
     out, logits = _read_out(model, probs, v)
@@ -262,17 +231,6 @@ def forward(
         for name, value in vars(result).items():
             setattr(result, name, value[0])
     return result
-
-
-def _masked_loss(
-    logits: NDArray[np.float64], targets: ArrayLike
-) -> tuple[float, NDArray[np.float64]]:
-    """Cross-entropy over positions whose target is not :data:`IGNORE`, and its gradient."""
-    scored = scored_positions(logits, targets)
-    loss, dscored = cross_entropy(logits[scored], np.asarray(targets)[scored])
-    dlogits = np.zeros_like(logits)
-    dlogits[scored] = dscored
-    return loss, dlogits
 
 
 def loss_and_grads(
@@ -291,44 +249,6 @@ def loss_and_grads(
     return backward_from(model, forward(model, ids), ids, targets)
 
 
-def backward_from(
-    model: AttentionModel,
-    f: Forward,
-    ids: NDArray[np.intp],
-    targets: ArrayLike,
-    rotate_back: Callable[[NDArray[np.float64]], NDArray[np.float64]] | None = None,
-) -> tuple[float, dict[str, NDArray[np.floating]]]:
-    """The loss and gradients of :func:`loss_and_grads`, from the forward pass ``f`` of ``ids``.
-
-    ``rotate_back`` serves a head whose queries and keys were rotated after their projections
-    (rotary positions, :mod:`gptembed.position_schemes`): ``f.q`` and ``f.k`` are the rotated
-    ones, and it maps gradients ``(B, T, H)`` with respect to them back to the projections'.
-    """
-    loss, dlogits = _masked_loss(f.logits, targets)  # (B, T, V)
-    grad_out = flat_rows(f.out).T @ flat_rows(dlogits)  # (H, V)
-    grad_b = dlogits.sum(axis=(0, 1))
-    dout = dlogits @ model.w_out.T  # (B, T, H)
-    dprobs = dout @ f.v.swapaxes(-1, -2)  # (B, T, T)
-    dv = f.probs.swapaxes(-1, -2) @ dout  # (B, T, H)
-    # Softmax backward, row by row: ds = p * (dp - sum_j p dp); masked entries have p = 0.
-    dprobs -= np.sum(f.probs * dprobs, axis=-1, keepdims=True)  # in place: dprobs is ours
-    dscores = np.multiply(dprobs, f.probs, out=dprobs)
-    dscores /= math.sqrt(model.head_dim)
-    dq = dscores @ f.k  # (B, T, H)
-    dk = dscores.swapaxes(-1, -2) @ f.q  # (B, T, H)
-    if rotate_back is not None:
-        dq, dk = rotate_back(dq), rotate_back(dk)
-    dx = dq @ model.w_query.T + dk @ model.w_key.T + dv @ model.w_value.T  # (B, T, D)
-    # the tables' gradients, keyed as parameters() keys the tables: (V, D) and (T, D)
-    grads = dict(zip(model.embedding.parameters(), model.embedding.backward(dx, ids), strict=True))
-    x_t = flat_rows(f.x).T  # (D, B*T)
-    grads.update(
-        w_query=x_t @ flat_rows(dq), w_key=x_t @ flat_rows(dk), w_value=x_t @ flat_rows(dv)
-    )
-    grads.update(w_out=grad_out, b_out=grad_b)
-    return loss, grads
-
-
 def train(
     config: AttentionConfig, model: AttentionModel | None = None
 ) -> TrainResult[AttentionModel, AttentionConfig]:
@@ -343,7 +263,7 @@ def train(
             (a ``model`` of another type or other sizes).
     """
     config = check_type("config", config, AttentionConfig)
-    check_step_fits(config)
+    check_step_fits(config.batch_size, config.seq_len)
     sizes = config.batch_size, config.seq_len, config.vocab_size, config.offset
     return run_training(config, model, init_model, loss_and_grads, partial(make_lookback, *sizes))
 
@@ -450,7 +370,7 @@ def cached_forward(
         v = np.concatenate([cache.values, v], axis=1)
     n_new = ids.shape[1]
     allowed = np.tri(n_new, past + n_new, k=past, dtype=bool)  # new id r sees keys <= past + r
-    s = head_scores(model, q, k)  # (B, n, past + n)
+    s = head_scores(q, k)  # (B, n, past + n)
     probs = _masked_softmax(s, np.broadcast_to(allowed, s.shape))
     _, logits = _read_out(model, probs, v)
     return logits, KVCache(k, v)

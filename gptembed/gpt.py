@@ -42,7 +42,7 @@ from typing import IO, Any, TypeAlias
 import numpy as np
 from numpy.typing import ArrayLike, DTypeLike, NDArray
 
-from ._arrays import flat_rows
+from ._arrays import flat_rows, start_from
 from ._checks import (
     check_fits_in_memory,
     check_float,
@@ -53,6 +53,7 @@ from ._checks import (
 )
 from ._npz import check_stored, read_stored, save_npz
 from ._npz import npz_path as npz_path  # public here: the tools check their --out with it
+from ._scoring import scored_positions
 from .attention_cost import attention_scores_bytes
 from .attention_terms import ScoreTerms
 from .corpus import VOCAB_SIZE, random_windows
@@ -65,8 +66,6 @@ from .optim import (
     TrainResult,
     cross_entropy,
     run_training,
-    scored_positions,
-    start_from,
     weights_rng,
 )
 from .optim import losses_of_logits as losses_of_logits  # public here, as chapter 9 reads it

@@ -19,24 +19,10 @@ from ._checks import (
     check_batch_fits,
     check_in_range,
     check_int,
-    check_int_in_range,
     check_integer_array,
+    check_offset,
 )
 from .optim import IGNORE
-
-
-def check_offset(offset: int, seq_len: int) -> int:
-    """``offset`` as an ``int`` in ``[1, seq_len - 1]`` (``seq_len`` already checked).
-
-    Raises:
-        TypeError, ValueError: ``offset`` is not such an integer, or ``seq_len < 2``, which
-            leaves no room for one.
-    """
-    if seq_len < 2:
-        raise ValueError(
-            f"seq_len must be at least 2 for an offset of 1 or more to fit, got {seq_len}"
-        )
-    return check_int_in_range("offset", offset, 1, seq_len - 1)
 
 
 def make_lookback(

@@ -11,8 +11,8 @@ from types import MappingProxyType
 
 from ._checks import check_int
 
-GPT2_SOURCE = "openai/gpt-2, src/model.py default hparams and the four released model configs"
-GPT3_SOURCE = "Brown et al., 'Language Models are Few-Shot Learners', arXiv:2005.14165, Table 2.1"
+_GPT2_SOURCE = "openai/gpt-2, src/model.py default hparams and the four released model configs"
+_GPT3_SOURCE = "Brown et al., 'Language Models are Few-Shot Learners', arXiv:2005.14165, Table 2.1"
 
 
 @dataclass(frozen=True)
@@ -214,20 +214,20 @@ def model_label(name: str) -> str:
 
 
 def _gpt2(embed_dim: int, n_layers: int, n_heads: int) -> ModelConfig:
-    return ModelConfig(50_257, 1_024, embed_dim, n_layers, n_heads, GPT2_SOURCE)
+    return ModelConfig(50_257, 1_024, embed_dim, n_layers, n_heads, _GPT2_SOURCE)
 
 
 def _gpt3(embed_dim: int, n_layers: int, n_heads: int, note: str = "") -> ModelConfig:
-    return ModelConfig(50_257, 2_048, embed_dim, n_layers, n_heads, GPT3_SOURCE, note)
+    return ModelConfig(50_257, 2_048, embed_dim, n_layers, n_heads, _GPT3_SOURCE, note)
 
 
-GPT3_XL_NOTE = (
+_GPT3_XL_NOTE = (
     "Table 2.1 prints d_model 2048, 24 heads and d_head 128, which cannot all hold: 24 x 128 = "
     "3072, not 2048, and 2048 / 24 = 85.33 is not a whole head width. We keep d_model 2048 and "
     "d_head 128, so 16 heads: with d_model 2048 the parameter count is the stated 1.3B, while an "
     "inner attention width of 24 x 128 = 3072 would give about 1.5B."
 )
-GPT3_13B_NOTE = (
+_GPT3_13B_NOTE = (
     "Table 2.1 prints d_model 5140 with 40 heads and d_head 128; 5140 / 40 = 128.5 is not a whole "
     "head width, while 40 x 128 = 5120, so we read 5120. The parameter count cannot decide it: "
     "both widths give about 13B."
@@ -243,10 +243,10 @@ MODELS: Mapping[str, ModelConfig] = MappingProxyType(
         "gpt3-small": _gpt3(768, 12, 12),
         "gpt3-medium": _gpt3(1_024, 24, 16),
         "gpt3-large": _gpt3(1_536, 24, 16),
-        "gpt3-xl": _gpt3(2_048, 24, 16, GPT3_XL_NOTE),
+        "gpt3-xl": _gpt3(2_048, 24, 16, _GPT3_XL_NOTE),
         "gpt3-2.7b": _gpt3(2_560, 32, 32),
         "gpt3-6.7b": _gpt3(4_096, 32, 32),
-        "gpt3-13b": _gpt3(5_120, 40, 40, GPT3_13B_NOTE),
+        "gpt3-13b": _gpt3(5_120, 40, 40, _GPT3_13B_NOTE),
         "gpt3-175b": _gpt3(12_288, 96, 96),
     }
 )

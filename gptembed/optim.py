@@ -9,13 +9,13 @@ from typing import Any, Generic, NamedTuple, Protocol, TypeVar
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from ._arrays import start_from
 from ._checks import (
     as_real_array,
     check_bool,
     check_float,
     check_int,
     check_targets,
-    check_type,
 )
 from .embedding import GPTStyleEmbedding
 
@@ -78,22 +78,6 @@ def losses_of_logits(
     log_norm = np.log(np.exp(z - top).sum(axis=-1)) + top[..., 0]  # (...)
     losses = log_norm - np.take_along_axis(z, picked[..., None], axis=-1)[..., 0]
     return losses if ignore is None else np.where(y == ignore, np.nan, losses)
-
-
-def scored_positions(logits: NDArray[np.floating], targets: ArrayLike) -> NDArray[np.bool_]:
-    """Where ``targets`` (the ids' shape) is not :data:`IGNORE`: the positions that are scored.
-
-    Raises:
-        TypeError: targets that are not integers.
-        ValueError: targets of another shape, a target outside ``[0, V)`` that is not IGNORE,
-            or no position to score.
-    """
-    shape, n_classes = logits.shape[:-1], logits.shape[-1]
-    y = check_targets(targets, shape, n_classes, like="the ids' shape", ignore=IGNORE)
-    scored = y != IGNORE
-    if not scored.any():
-        raise ValueError(f"every target is IGNORE ({IGNORE}): there is nothing to score")
-    return scored
 
 
 class Evaluation(NamedTuple):
@@ -209,19 +193,19 @@ class Adam:
             params[name] -= self.learning_rate * m_hat / (np.sqrt(v_hat) + self.eps)
 
 
-WEIGHTS, BATCHES = 1, 2
+_WEIGHTS, _BATCHES = 1, 2
 """The two random streams a run's seed starts: its initial weights and its batches, apart, so that
 a change to one (a bigger batch) leaves the other as it was."""
 
 
 def weights_rng(*, seed: int) -> np.random.Generator:
     """The generator that draws the initial weights of the run seeded ``seed``."""
-    return np.random.default_rng([seed, WEIGHTS])
+    return np.random.default_rng([seed, _WEIGHTS])
 
 
 def batches_rng(*, seed: int) -> np.random.Generator:
     """The generator that draws the batches of the run seeded ``seed``."""
-    return np.random.default_rng([seed, BATCHES])
+    return np.random.default_rng([seed, _BATCHES])
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -276,7 +260,7 @@ class ArrayModel:
         return arrays
 
 
-class ToyModel(Protocol):
+class _ToyModel(Protocol):
     """What the training loop needs of a model: its embedding layer and its arrays by name."""
 
     @property
@@ -285,7 +269,7 @@ class ToyModel(Protocol):
     def parameters(self) -> dict[str, NDArray[np.floating]]: ...
 
 
-Model = TypeVar("Model", bound=ToyModel)
+Model = TypeVar("Model", bound=_ToyModel)
 Config = TypeVar("Config", bound=RunConfig)
 
 
@@ -310,7 +294,7 @@ Batch = tuple[NDArray[np.intp], NDArray[np.intp]]
 """``(inputs, targets)``, two ``(B, T)`` arrays of ids."""
 
 
-def fit(
+def _fit(
     params: dict[str, NDArray[np.floating]],
     loss_and_grads: Callable[[NDArray[np.intp], NDArray[np.intp]], tuple[float, dict]],
     next_batch: Callable[[], Batch],
@@ -366,29 +350,6 @@ def fit(
     return losses
 
 
-def start_from(fresh: Model, model: Model | None) -> Model:
-    """``fresh``, holding a copy of ``model``'s values if one is given.
-
-    Raises:
-        TypeError: ``model`` is not of ``fresh``'s type.
-        ValueError: an array of ``model`` does not have the shape of ``fresh``'s.
-    """
-    if model is None:
-        return fresh
-    given = check_type("model", model, type(fresh)).parameters()
-    arrays = fresh.parameters()
-    wrong = [
-        f"{name} {given[name].shape} (the config's: {array.shape})"
-        for name, array in arrays.items()
-        if given[name].shape != array.shape
-    ]
-    if wrong:
-        raise ValueError(f"model's arrays do not have the config's sizes: {', '.join(wrong)}")
-    for name, array in arrays.items():
-        array[...] = given[name]
-    return fresh
-
-
 def run_training(
     config: Config,
     model: Model | None,
@@ -403,7 +364,7 @@ def run_training(
     """Train a toy model as ``config`` says: what every toy model's ``train`` does.
 
     Args:
-        config: the run: ``steps`` steps of :func:`fit` at ``learning_rate``; with
+        config: the run: ``steps`` steps of :func:`_fit` at ``learning_rate``; with
             ``use_positions=False`` the position table is not updated (all zeros for a fresh
             model).
         model: where training starts; None for ``init_model(config)``. A given model is copied
@@ -414,7 +375,7 @@ def run_training(
         loss_and_grads: ``(model, inputs, targets) -> (loss, grads)``.
         draw_batch: ``draw_batch(seed=rng)`` draws a batch; ``rng`` is seeded by
             ``config.seed``, a stream of its own, apart from the weights'.
-        schedule: ``step -> learning rate``, as in :func:`fit`; by default ``learning_rate``.
+        schedule: ``step -> learning rate``, as in :func:`_fit`; by default ``learning_rate``.
         after_step: called as ``after_step(steps_done, model)`` after every update.
         frozen: names of more arrays never updated, beside the position table of a config
             with ``use_positions=False``.
@@ -429,7 +390,7 @@ def run_training(
     model = start_from(init_model(config), model)
     initial = model.embedding.position_embeddings.copy()
     batches = batches_rng(seed=config.seed)
-    losses = fit(
+    losses = _fit(
         model.parameters(),
         lambda inputs, targets: loss_and_grads(model, inputs, targets),
         lambda: draw_batch(seed=batches),

@@ -32,51 +32,35 @@ from __future__ import annotations
 
 from collections.abc import Collection
 from dataclasses import dataclass, replace
+from functools import partial
 from itertools import pairwise
-from typing import Literal
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from ._attention import backward_from, check_step_fits, head_scores, project
 from ._checks import as_real_array, check_float, check_int, check_targets
-from .attention_model import (
-    AttentionConfig,
-    AttentionModel,
-    Forward,
-    backward_from,
-    check_step_fits,
-    head_scores,
-    project,
-)
+from .attention_model import AttentionConfig, AttentionModel, Forward
 from .attention_model import forward as attention_forward
 from .attention_model import init_model as init_attention
 from .embedding import Extension, GPTStyleEmbedding
 from .lookback import make_lookback
-from .marker_tasks import check_marker_count, check_marker_rate, make_latest_marker
-from .optim import IGNORE, Batch, TrainResult, cross_entropy, losses_of_logits, run_training
+from .optim import IGNORE, Batch, TrainResult, cross_entropy, run_training
 from .positions import SCHEMES, Scheme, linear_bias, rotate, sinusoidal_table
 
-SHARED_ROW: tuple[Scheme, ...] = ("rotary", "alibi", "none")
+_SHARED_ROW: tuple[Scheme, ...] = ("rotary", "alibi", "none")
 """The schemes that add nothing to the token rows; their position table is one shared row."""
-
-Task = Literal["lookback", "latest_marker"]
-TASKS: tuple[Task, ...] = ("lookback", "latest_marker")
-"""The tasks a :class:`SchemeConfig` trains on (:func:`make_batch`)."""
 
 
 @dataclass(frozen=True, kw_only=True)
 class SchemeConfig(AttentionConfig):
-    """A run of the attention model with one position scheme on one task.
+    """A run of the attention model with one position scheme on the lookback task.
 
     The sizes are :class:`~gptembed.attention_model.AttentionConfig`'s but for a shorter training
     length (16) and a head twice as wide (16, so a rotary head has eight frequencies).
 
     Attributes:
         scheme: one of :data:`SCHEMES`.
-        task: one of :data:`TASKS`; ``offset`` serves ``"lookback"``, ``n_markers`` and
-            ``marker_rate`` serve ``"latest_marker"``.
-        n_markers: how many ids are markers (ids ``0 .. n_markers - 1``).
-        marker_rate: the chance that a position holds a marker.
         alibi_slope: ``m`` of the linear bias.
         rotary_base: the wavelength scale of the rotary angles (10,000, as in RoPE).
     """
@@ -84,11 +68,8 @@ class SchemeConfig(AttentionConfig):
     # AttentionConfig's sizes, but for these two:
     seq_len: int = 16
     head_dim: int = 16
-    # the scheme and the task:
+    # the scheme:
     scheme: Scheme = "learned"
-    task: Task = "lookback"
-    n_markers: int = 4
-    marker_rate: float = 0.25
     alibi_slope: float = 0.5
     rotary_base: float = 10000.0
 
@@ -96,12 +77,8 @@ class SchemeConfig(AttentionConfig):
         super().__post_init__()
         if self.scheme not in SCHEMES:
             raise ValueError(f"scheme must be one of {SCHEMES}, got {self.scheme!r}")
-        if self.task not in TASKS:
-            raise ValueError(f"task must be one of {TASKS}, got {self.task!r}")
         if not self.use_positions:
             raise ValueError("use_positions=False is scheme='none' here: pass that instead")
-        self._keep("n_markers", check_marker_count(self.n_markers, self.vocab_size))
-        self._keep("marker_rate", check_marker_rate(self.marker_rate))
         self._check(check_float, "alibi_slope", above=0)
         self._check(check_float, "rotary_base", above=1)
         if self.head_dim % 2:
@@ -114,7 +91,7 @@ class SchemeModel:
 
     Attributes:
         attention: the model; what its position table holds depends on the scheme.
-        config: the run's configuration (scheme, slope, base, task).
+        config: the run's configuration (scheme, slope, base).
     """
 
     attention: AttentionModel
@@ -150,7 +127,7 @@ def init_model(config: SchemeConfig) -> SchemeModel:
     table = attention.embedding.position_embeddings  # (T, D), updated in place
     if config.scheme == "sinusoidal":
         table[:] = sinusoidal_table(config.seq_len, config.embed_dim)
-    elif config.scheme in SHARED_ROW:
+    elif config.scheme in _SHARED_ROW:
         table[:] = 0.0
     return SchemeModel(attention, config)
 
@@ -178,7 +155,7 @@ def forward(model: SchemeModel, token_ids: ArrayLike, *, window: int | None = No
     # An empty sequence (T = 0) has no position to rotate or bias: its result is empty.
     if config.scheme == "rotary" and seq_len:
         q, k = rotate(q, config.rotary_base), rotate(k, config.rotary_base)
-    scores = head_scores(attention, q, k)  # (..., T, T)
+    scores = head_scores(q, k)  # (..., T, T)
     if config.scheme == "alibi" and seq_len:
         scores = scores + linear_bias(seq_len, config.alibi_slope)
     if window is not None:
@@ -218,21 +195,9 @@ def loss_and_grads(
 def make_batch(
     config: SchemeConfig, n_sequences: int, seq_len: int, *, seed: int | np.random.Generator = 0
 ) -> Batch:
-    """``(inputs, targets)`` of ``config.task``, each ``(B, T)``; :data:`IGNORE` marks no target."""
-    if config.task == "lookback":
-        return make_lookback(n_sequences, seq_len, config.vocab_size, config.offset, seed=seed)
-    return make_latest_marker(
-        n_sequences,
-        seq_len,
-        config.vocab_size,
-        n_markers=config.n_markers,
-        rate=config.marker_rate,
-        seed=seed,
-    )
-
-
-_MAX_DRAWS = 1000
-"""Batches :func:`train` draws in a row, each with nothing to score, before it gives up."""
+    """``(inputs, targets)`` of the lookback task at ``config.offset``, each ``(B, T)``;
+    :data:`~gptembed.optim.IGNORE` marks no target (:func:`~gptembed.lookback.make_lookback`)."""
+    return make_lookback(n_sequences, seq_len, config.vocab_size, config.offset, seed=seed)
 
 
 def train(
@@ -241,7 +206,7 @@ def train(
     *,
     frozen: Collection[str] = (),
 ) -> TrainResult[SchemeModel, SchemeConfig]:
-    """Train a :class:`SchemeModel` on fresh batches of its task, through
+    """Train a :class:`SchemeModel` on fresh batches of the lookback task, through
     :func:`~gptembed.optim.run_training` like every model of the package.
 
     The position table follows the scheme: every row trained (``"learned"``), frozen
@@ -251,39 +216,22 @@ def train(
     starts from a copy of ``model`` if one is given. Deterministic: the same ``config`` gives the
     same losses and weights on the same machine.
 
-    A latest-marker batch with no marker at all has nothing to score: it is drawn again (from
-    the same stream of batches), so every step is an update on something to learn. Refusing
-    low rates up front could not prevent it (any rate leaves some chance of an empty batch),
-    and an empty step would be no step. At the rates the book uses it never happens: at 0.08,
-    ``0.92**(32 * 16)``, about 1e-19 a batch.
-
     Raises:
-        ValueError: :data:`_MAX_DRAWS` batches in a row held no marker (a rate far too low for
-            the batch), or a step's scores would not fit in the machine's memory; and as
+        ValueError: a step's scores would not fit in the machine's memory; and as
             :func:`~gptembed.optim.run_training`.
     """
-    check_step_fits(config)
+    check_step_fits(config.batch_size, config.seq_len)
 
     def step(
         model: SchemeModel, inputs: NDArray[np.intp], targets: NDArray[np.intp]
     ) -> tuple[float, dict]:
         loss, grads = loss_and_grads(model, inputs, targets)
-        if config.scheme in SHARED_ROW:
+        if config.scheme in _SHARED_ROW:
             rows = grads["position_embeddings"]  # (T, D)
             rows[:] = rows.sum(axis=0)
         return loss, grads
 
-    def draw(seed: np.random.Generator) -> Batch:
-        for _ in range(_MAX_DRAWS):
-            inputs, targets = make_batch(config, config.batch_size, config.seq_len, seed=seed)
-            if (targets != IGNORE).any():
-                return inputs, targets
-        raise ValueError(
-            f"marker_rate {config.marker_rate:g}: {_MAX_DRAWS:,} batches of {config.batch_size} "
-            f"x {config.seq_len} positions in a row held no marker, so nothing to score; raise "
-            "marker_rate, batch_size or seq_len"
-        )
-
+    draw = partial(make_batch, config, config.batch_size, config.seq_len)
     fixed = ("position_embeddings",) if config.scheme == "sinusoidal" else ()
     return run_training(config, model, init_model, step, draw, frozen=(*fixed, *frozen))
 
@@ -349,24 +297,6 @@ def loss_by_position(
         if rows.any():
             losses[t] = cross_entropy(logits[rows, t], y[rows, t])[0]
     return losses
-
-
-def token_losses(
-    model: SchemeModel, inputs: ArrayLike, targets: ArrayLike, *, window: int | None = None
-) -> NDArray[np.float64]:
-    """Cross-entropy (nats) of every prediction: ``(B, T)`` for ``(B, T)`` inputs and targets.
-
-    ``nan`` where the target is :data:`IGNORE`, so that a mask can pick any set of predictions
-    (:func:`loss_by_position` is their mean over the rows). ``window`` is passed to
-    :func:`forward`.
-
-    Raises:
-        TypeError: targets that are not integers; and as :func:`forward`.
-        ValueError: targets of another shape than the inputs, or a target outside ``[0, V)``
-            that is not IGNORE; and as :func:`forward`.
-    """
-    logits = forward(model, inputs, window=window).logits  # (..., T, V)
-    return losses_of_logits(logits, targets, ignore=IGNORE)
 
 
 def losses_by_length(

@@ -18,7 +18,7 @@ from functools import partial
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from ._checks import check_bool, check_int, check_type
+from ._checks import check_bool, check_int, check_record_format, check_type
 from .embedding import INIT_STD, GPTStyleEmbedding
 from .optim import (
     ArrayModel,
@@ -29,7 +29,7 @@ from .optim import (
     run_training,
     weights_rng,
 )
-from .records import VOCAB_SIZE, check_record_format, make_records
+from .records import PUNCTUATION, VOCAB_SIZE, make_records
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -50,7 +50,7 @@ class ReadoutConfig(RunConfig):
 
     def __post_init__(self) -> None:
         super().__post_init__()
-        check_record_format(self.record_format)
+        check_record_format(self.record_format, PUNCTUATION)
         self._check(check_int, "seq_len", "embed_dim")
         self._check(check_bool, "random_offset")
 

@@ -13,36 +13,26 @@ import math
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from ._checks import as_generator, check_bool, check_in_range, check_int, check_integer_array
+from ._checks import (
+    as_generator,
+    check_bool,
+    check_in_range,
+    check_int,
+    check_integer_array,
+    check_record_format,
+)
 
 LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
 DIGITS = "0123456789"
 PUNCTUATION = "-;:/.#"
-ALPHABET = LETTERS + DIGITS + PUNCTUATION
+_ALPHABET = LETTERS + DIGITS + PUNCTUATION
 """Every character a record can hold; a character's id is its index here."""
 
-VOCAB_SIZE = len(ALPHABET)
+VOCAB_SIZE = len(_ALPHABET)
 
-_CHAR_TO_ID = {ch: i for i, ch in enumerate(ALPHABET)}
+_CHAR_TO_ID = {ch: i for i, ch in enumerate(_ALPHABET)}
 _LETTER_IDS = np.arange(len(LETTERS))
 _DIGIT_IDS = np.arange(len(LETTERS), len(LETTERS) + len(DIGITS))
-
-
-def encode(text: str) -> NDArray[np.intp]:
-    """Ids ``(len(text),)`` of the characters of ``text``.
-
-    Raises:
-        TypeError: ``text`` is not a string.
-        ValueError: a character is not in :data:`ALPHABET`.
-    """
-    if not isinstance(text, str):
-        raise TypeError(f"text must be a string, got {text!r} of type {type(text).__name__}")
-    for index, ch in enumerate(text):
-        if ch not in _CHAR_TO_ID:
-            raise ValueError(
-                f"character {ch!r} at index {index} is not in the alphabet {ALPHABET!r}"
-            )
-    return np.array([_CHAR_TO_ID[ch] for ch in text], dtype=np.intp)
 
 
 def decode(ids: ArrayLike) -> str:
@@ -55,33 +45,7 @@ def decode(ids: ArrayLike) -> str:
     """
     array = check_integer_array("ids", ids, VOCAB_SIZE)
     check_in_range("id", array, VOCAB_SIZE, "ids")
-    return "".join(ALPHABET[i] for i in array.reshape(-1).tolist())
-
-
-def check_record_format(record_format: str) -> str:
-    """Return ``record_format`` if valid: ``'A'`` any letter, ``'9'`` any digit, else literal.
-
-    Literal characters must come from :data:`PUNCTUATION`, so every character belongs to exactly
-    one field class.
-
-    Raises:
-        TypeError: not a string.
-        ValueError: empty, or a character that is neither ``'A'``, ``'9'`` nor punctuation.
-    """
-    if not isinstance(record_format, str):
-        raise TypeError(
-            f"record_format must be a string such as 'AA-99;', got {record_format!r} "
-            f"of type {type(record_format).__name__}"
-        )
-    if not record_format:
-        raise ValueError("record_format must hold at least 1 character, got ''")
-    for index, ch in enumerate(record_format):
-        if ch not in "A9" and ch not in PUNCTUATION:
-            raise ValueError(
-                f"record_format character {ch!r} at index {index} is not allowed: use 'A' "
-                f"(any letter), '9' (any digit) or a literal from {PUNCTUATION!r}"
-            )
-    return record_format
+    return "".join(_ALPHABET[i] for i in array.reshape(-1).tolist())
 
 
 def _field_choices(ch: str) -> NDArray[np.intp]:
@@ -124,7 +88,7 @@ def make_records(
     """
     n_sequences = check_int("n_sequences", n_sequences)
     seq_len = check_int("seq_len", seq_len)
-    record_format = check_record_format(record_format)
+    record_format = check_record_format(record_format, PUNCTUATION)
     random_offset = check_bool("random_offset", random_offset)
     rng = as_generator(seed)
     period = len(record_format)
@@ -150,7 +114,7 @@ def loss_floor(record_format: str, seq_len: int, use_positions: bool) -> float:
     only the current character, so the floor is the conditional entropy of the next character
     given the current one, over the positions ``0 .. T-1`` of a sequence.
     """
-    record_format = check_record_format(record_format)
+    record_format = check_record_format(record_format, PUNCTUATION)
     seq_len = check_int("seq_len", seq_len)
     use_positions = check_bool("use_positions", use_positions)
     period = len(record_format)

@@ -352,13 +352,13 @@ def test_flops_of_gpt3_175b_by_hand() -> None:
 def test_attention_passes_half_of_the_flops_at_the_parity_length(name: str, parity: int) -> None:
     cfg = MODELS[name]
     assert cost.attention_flops_parity(cfg) == parity
-    assert cost.attention_flops_share(cfg, parity) >= 0.5
-    assert cost.attention_flops_share(cfg, parity - 1) < 0.5
+    assert cost.flops_per_token(cfg, parity).attention_share >= 0.5
+    assert cost.flops_per_token(cfg, parity - 1).attention_share < 0.5
 
 
 def test_attention_share_grows_with_context_and_training_triples_both_parts() -> None:
     cfg = MODELS["gpt2-small"]
-    shares = [cost.attention_flops_share(cfg, n) for n in (0, 1024, 8192, 65536)]
+    shares = [cost.flops_per_token(cfg, n).attention_share for n in (0, 1024, 8192, 65536)]
     assert shares[0] == 0.0
     assert shares == sorted(shares) and shares[-1] > 0.9
     forward, training = (
@@ -397,7 +397,7 @@ def test_flops_refuse_bad_lengths() -> None:
     with pytest.raises(ValueError, match=r"seq_len must be an integer >= 0, got -5"):
         cost.flops_per_token(MODELS["gpt2-small"], -5)
     with pytest.raises(TypeError, match=r"seq_len must be an integer >= 0, got 1024.0"):
-        cost.attention_flops_share(MODELS["gpt2-small"], 1024.0)  # type: ignore[arg-type]
+        cost.flops_per_token(MODELS["gpt2-small"], 1024.0)  # type: ignore[arg-type]
     assert cost.flops_per_token(MODELS["gpt2-small"], np.int16(1024)) == cost.flops_per_token(
         MODELS["gpt2-small"], 1024
     )
@@ -427,8 +427,8 @@ def test_kaplans_count_leaves_out_the_head_and_half_the_matrix() -> None:
 def test_kaplans_parity_is_twelve_widths(name: str, parity: int) -> None:
     cfg = MODELS[name]
     assert cost.attention_flops_parity(cfg, convention="kaplan") == parity
-    assert cost.attention_flops_share(cfg, parity, convention="kaplan") == 0.5
-    assert cost.attention_flops_share(cfg, parity - 1, convention="kaplan") < 0.5
+    assert cost.flops_per_token(cfg, parity, convention="kaplan").attention_share == 0.5
+    assert cost.flops_per_token(cfg, parity - 1, convention="kaplan").attention_share < 0.5
 
 
 def test_flops_of_a_banded_layer_stop_growing_at_the_window() -> None:

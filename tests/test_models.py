@@ -14,7 +14,6 @@ from gptembed import (
     ModelConfig,
     ParameterCounts,
     attention_flops_parity,
-    attention_flops_share,
     config_embedding_counts,
     embedding_parameter_counts,
     flops_per_token,
@@ -260,7 +259,6 @@ COST_FUNCTIONS = {
     "config_embedding_counts": config_embedding_counts,
     "transformer_parameter_count": transformer_parameter_count,
     "flops_per_token": lambda config: flops_per_token(config, 1024),
-    "attention_flops_share": lambda config: attention_flops_share(config, 1024),
     "attention_flops_parity": attention_flops_parity,
 }
 

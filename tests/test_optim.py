@@ -11,7 +11,8 @@ import numpy as np
 import pytest
 
 from gptembed import attention_model, readout
-from gptembed.optim import Adam, Evaluation, cross_entropy, fit
+from gptembed.optim import Adam, Evaluation, cross_entropy
+from gptembed.optim import _fit as fit
 from tests.gradcheck import numerical_grad
 
 

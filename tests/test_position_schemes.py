@@ -2,17 +2,13 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 import numpy as np
 import pytest
 
 from gptembed.lookback import make_lookback
-from gptembed.marker_tasks import make_latest_marker
 from gptembed.optim import IGNORE, cross_entropy
 from gptembed.position_schemes import (
     SCHEMES,
-    SHARED_ROW,
     SchemeConfig,
     SchemeModel,
     at_length,
@@ -23,11 +19,13 @@ from gptembed.position_schemes import (
     loss_by_position,
     losses_by_length,
     make_batch,
-    token_losses,
     train,
 )
 from gptembed.positions import sinusoidal_table
 from tests.gradcheck import numerical_grad
+
+SHARED_ROW = ("rotary", "alibi", "none")
+"""The schemes that add nothing to the token rows: their table is one row, shared."""
 
 
 def tiny(scheme: str, **changes: object) -> SchemeConfig:
@@ -182,9 +180,19 @@ def test_a_window_hides_the_keys_that_lie_further_back() -> None:
         forward(model, ids, window=0)
 
 
+def some_unscored(n_sequences: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """Lookback ids (offset 2) of length 6 with about a third of the targets IGNORE besides the
+    first two positions', so that positions differ in how many rows they score."""
+    inputs, targets = make_lookback(n_sequences, 6, 5, 2, seed=seed)
+    dropped = np.random.default_rng(seed).random(targets.shape) < 0.3
+    return inputs, np.where(dropped, IGNORE, targets)
+
+
 def test_loss_by_position_averages_each_position_over_its_scored_rows() -> None:
     model = perturbed(tiny("alibi"))
-    inputs, targets = make_latest_marker(16, 6, 5, n_markers=2, rate=0.3, seed=4)
+    inputs, targets = some_unscored(16, seed=4)
+    scored = (targets != IGNORE).sum(axis=0)
+    assert scored[2:].min() < 16 and not scored[:2].any()  # the test covers both cases
     per_position = loss_by_position(model, inputs, targets)
     logits = forward(model, inputs).logits
     for t in range(6):
@@ -202,30 +210,7 @@ def test_loss_by_position_averages_each_position_over_its_scored_rows() -> None:
         loss_by_position(model, inputs, wrong)
 
 
-def test_token_losses_score_each_prediction_and_average_to_loss_by_position() -> None:
-    model = perturbed(tiny("rotary"))
-    inputs, targets = make_latest_marker(16, 6, 5, n_markers=2, rate=0.3, seed=4)
-    losses = token_losses(model, inputs, targets, window=3)
-    assert losses.shape == (16, 6)
-    np.testing.assert_array_equal(np.isnan(losses), targets == IGNORE)
-    logits = forward(model, inputs, window=3).logits
-    b, t = np.argwhere(targets != IGNORE)[-1]  # one scored prediction, by hand
-    expected = np.log(np.exp(logits[b, t]).sum()) - logits[b, t, targets[b, t]]
-    assert losses[b, t] == pytest.approx(expected)
-    assert (targets != IGNORE).any(axis=0).all()  # every position has a scored row
-    np.testing.assert_allclose(
-        np.nanmean(losses, axis=0), loss_by_position(model, inputs, targets, window=3)
-    )
-    with pytest.raises(ValueError, match=r"target id 7 .* out of range"):
-        token_losses(model, inputs, np.where(targets == 1, 7, targets))
-
-
-def test_make_batch_draws_the_configured_task() -> None:
-    config = tiny("none", task="latest_marker", n_markers=2, marker_rate=0.5)
-    inputs, targets = make_batch(config, 4, 9, seed=1)
-    np.testing.assert_array_equal(
-        (inputs, targets), make_latest_marker(4, 9, 5, n_markers=2, rate=0.5, seed=1)
-    )
+def test_make_batch_draws_the_lookback_at_the_configs_offset() -> None:
     inputs, targets = make_batch(tiny("none"), 4, 9, seed=1)
     np.testing.assert_array_equal((inputs, targets), make_lookback(4, 9, 5, 2, seed=1))
 
@@ -234,11 +219,8 @@ def test_make_batch_draws_the_configured_task() -> None:
     ("changes", "message"),
     [
         ({"scheme": "relative"}, "scheme must be one of"),
-        ({"task": "copy"}, "task must be one of"),
         ({"use_positions": False}, "use_positions=False is scheme='none' here"),
         ({"head_dim": 3}, r"head_dim must be even \(rotary pairs\), got 3"),
-        ({"n_markers": 5}, r"n_markers must be in \[1, 4\]"),
-        ({"marker_rate": 0.0}, "rate must be a finite number > 0 and <= 1, got 0.0"),
         ({"alibi_slope": -1.0}, "alibi_slope must be a finite number > 0"),
         ({"rotary_base": 1.0}, "rotary_base must be a finite number > 1, got 1.0"),
     ],
@@ -249,10 +231,10 @@ def test_config_refuses_bad_values(changes: dict, message: str) -> None:
 
 
 def test_config_stores_python_numbers() -> None:
-    """n_markers and marker_rate were once checked but kept as the numpy scalars given."""
-    config = tiny("alibi", n_markers=np.int64(2), marker_rate=np.float32(0.5))
-    assert type(config.n_markers) is int and type(config.marker_rate) is float
-    assert config == tiny("alibi", n_markers=2, marker_rate=0.5)
+    """Fields checked were once kept as the numpy scalars given."""
+    config = tiny("alibi", offset=np.int64(3), alibi_slope=np.float32(0.5))
+    assert type(config.offset) is int and type(config.alibi_slope) is float
+    assert config == tiny("alibi", offset=3, alibi_slope=0.5)
 
 
 def test_losses_by_length_average_the_positions_each_length_adds() -> None:
@@ -281,25 +263,11 @@ def test_losses_by_length_refuse_a_batch_of_curves() -> None:
 
 def test_loss_by_position_takes_one_sequence_as_a_batch_of_one() -> None:
     model = perturbed(tiny("alibi"))
-    inputs, targets = make_latest_marker(2, 6, 5, n_markers=2, rate=0.5, seed=4)
+    inputs, targets = some_unscored(2, seed=4)
     np.testing.assert_array_equal(
         loss_by_position(model, inputs[0], targets[0]),
         loss_by_position(model, inputs[:1], targets[:1]),
     )
-
-
-def test_rare_markers_train_though_a_batch_holds_none() -> None:
-    """At a rate of 0.005 a batch of 4 x 16 positions holds no marker 73% of the time: the run
-    once died at the first such batch ("every target is IGNORE"). Such a batch is drawn again."""
-    config = tiny("alibi", task="latest_marker", n_markers=2, marker_rate=0.005, seq_len=16,
-                  batch_size=4, steps=10)  # fmt: skip
-    first, second = train(config), train(config)
-    assert np.isfinite(first.losses).all()
-    np.testing.assert_array_equal(first.losses, second.losses)
-    never = replace(config, marker_rate=1e-12, steps=1)
-    with pytest.raises(ValueError, match=r"marker_rate 1e-12: 1,000 batches of 4 x 16 positions "
-                       "in a row held no marker"):  # fmt: skip
-        train(never)
 
 
 def test_sizes_too_large_for_memory_are_refused_by_name() -> None:
@@ -309,8 +277,6 @@ def test_sizes_too_large_for_memory_are_refused_by_name() -> None:
         train(SchemeConfig(seq_len=10**6))
     with pytest.raises(ValueError, match="n_sequences 1,000,000,000,000 x seq_len 8"):
         make_batch(tiny("learned"), 10**12, 8)
-    with pytest.raises(ValueError, match="n_sequences 1,000,000,000,000 x seq_len 8"):
-        make_batch(tiny("learned", task="latest_marker", n_markers=2), 10**12, 8)
 
 
 def test_train_freezes_what_it_is_told_and_goes_through_the_one_training_loop() -> None:

@@ -5,7 +5,9 @@ from __future__ import annotations
 import ast
 import importlib
 import inspect
+import json
 import pkgutil
+import re
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -154,3 +156,197 @@ def test_contributings_layer_picture_matches_the_imports() -> None:
         if layer[node.module] >= layer[name]
     ]
     assert not upward, upward
+
+
+ROOT = Path(gptembed.__file__).parent.parent
+PUBLIC_MODULES = sorted(
+    p.stem for p in (ROOT / "gptembed").glob("*.py") if not p.stem.startswith("_")
+)
+READER_DOCS = ("README.md", "CONTRIBUTING.md", "benchmarks/README.md")
+"""The documents a reader reads: a name in a code span there is reader API."""
+
+NOT_YET_USED: set[tuple[str, str]] = {
+    # Modules that other helpers of issue 36 are changing (plotting-split, gpt-split, inputs):
+    # the lead empties this after merging their branches.
+    *(("corpus", name) for name in ("ALPHABET", "HELD_OUT_EVERY", "SHA256")),
+    *(
+        ("explorer", name)
+        for name in (
+            "ATTENTION_MODES", "EXPLORER_BATCH_SIZES", "EXPLORER_DTYPES", "EXPLORER_MAX_TOKENS",
+            "EXPLORER_WINDOWS", "GIB", "GPT3_BAND", "ModeText", "format_share", "layer_windows",
+        )
+    ),
+    *(("gpt", name) for name in ("LN_EPS", "load")),
+    ("growth", "load_growth"),
+    *(
+        ("plotting", name)
+        for name in (
+            "ADDITION_COLORBAR_WIDTH", "ADDITION_PANEL_SIZE", "ASYMMETRY_FIGSIZE", "BIAS_CMAP",
+            "BOUNDARY_STYLE", "COLORBAR_WIDTH", "DIAGRAM_FONTSIZE", "DIAGRAM_MAX_COLUMNS",
+            "DIAGRAM_MAX_ROWS", "DIAGRAM_WIDTH", "DISPLAY_DPI", "DIVERGING_CMAP",
+            "EXTRAPOLATION_PANEL_SIZE", "FIGSIZE", "KV_CACHED", "KV_DROPPED", "KV_EMPTY",
+            "KV_NEW", "LINE_COLOURS", "LINE_DASHES", "LINE_MARKERS", "MEMORY_FIGSIZE",
+            "MIN_TEXT_PX", "PAGE_WIDTH_PX", "PALETTE", "PCA_PANEL_SIZE", "ROTARY_FIGSIZE",
+            "SIMILARITY_PANEL_SIZE", "describe_alibi_bias", "describe_embedding_sum",
+            "describe_kv_cache", "describe_padded_batch", "describe_rotary_rotation",
+            "figure_and_axes", "figure_and_panels", "new_figure", "panel_grid", "series_styles",
+            "smallest_text_px",
+        )
+    ),
+}  # fmt: skip
+"""(module, name) pairs the test lets pass for now."""
+
+
+def _defined(tree: ast.Module) -> dict[str, ast.stmt]:
+    """The public names a module defines at its top level (not those it imports), by statement."""
+    names: dict[str, ast.stmt] = {}
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.ClassDef)):
+            names[node.name] = node
+        elif isinstance(node, (ast.Assign, ast.AnnAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            for target in targets:
+                for name in ast.walk(target):
+                    if isinstance(name, ast.Name):
+                        names[name.id] = node
+    return {name: node for name, node in names.items() if not name.startswith("_")}
+
+
+def _reexported() -> dict[str, tuple[str, str]]:
+    """``from gptembed import name``: the module each of ``__init__``'s names comes from."""
+    tree = ast.parse((ROOT / "gptembed" / "__init__.py").read_text(encoding="utf-8"))
+    return {
+        alias.asname or alias.name: (node.module, alias.name)
+        for node in tree.body
+        if isinstance(node, ast.ImportFrom) and node.level == 1 and node.module
+        for alias in node.names
+    }
+
+
+def _uses(tree: ast.AST, *, inside: bool = False) -> set[tuple[str, str]]:
+    """The (module, name) pairs of gptembed that code refers to: imported from a module, from
+    the package (``__init__``'s names), or read as an attribute of an imported module.
+    ``inside``: the code is a module of the package (relative imports)."""
+    modules = {*PUBLIC_MODULES, *(p.stem for p in (ROOT / "gptembed").glob("_*.py"))}
+    package, found = _reexported(), set()
+    aliases: dict[str, str | None] = {}  # a local name for a module; None: the package itself
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                parts = alias.name.split(".")
+                if parts[0] == "gptembed":
+                    module = parts[1] if len(parts) > 1 and alias.asname else None
+                    aliases[alias.asname or "gptembed"] = module
+        elif isinstance(node, ast.ImportFrom):
+            relative = inside and node.level == 1
+            name = node.module or ""
+            source = node.module if relative else name.removeprefix("gptembed.")
+            if source is None or (name == "gptembed" and not relative):  # the package
+                for alias in node.names:
+                    if alias.name in modules:
+                        aliases[alias.asname or alias.name] = alias.name
+                    elif alias.name in package:
+                        found.add(package[alias.name])
+            elif source in modules and (relative or name.startswith("gptembed.")):
+                found |= {(source, alias.name) for alias in node.names}
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Attribute):
+            continue
+        owner = node.value
+        if isinstance(owner, ast.Name) and owner.id in aliases:
+            module = aliases[owner.id]
+            if module is not None:
+                found.add((module, node.attr))
+            elif node.attr in package:
+                found.add(package[node.attr])
+        elif isinstance(owner, ast.Attribute) and isinstance(owner.value, ast.Name):
+            if owner.value.id in aliases and aliases[owner.value.id] is None:
+                found.add((owner.attr, node.attr))  # gptembed.module.name
+    return found
+
+
+def _code_cells(notebook: Path) -> Iterator[str]:
+    for cell in json.loads(notebook.read_text(encoding="utf-8"))["cells"]:
+        if cell["cell_type"] == "code":
+            lines = "".join(cell["source"]).splitlines()
+            yield "\n".join(line for line in lines if not line.lstrip().startswith(("%", "!")))
+
+
+def _used_outside_tests() -> set[tuple[str, str]]:
+    """The (module, name) pairs of gptembed used outside the tests and the name's own module: by
+    a chapter's code, tools/, _ext/, benchmarks/, or another public module of the package."""
+    sources = [
+        *(source for nb in sorted((ROOT / "book").glob("*.ipynb")) for source in _code_cells(nb)),
+        *(
+            path.read_text(encoding="utf-8")
+            for folder in ("tools", "_ext", "benchmarks")
+            for path in sorted((ROOT / folder).rglob("*.py"))
+        ),
+    ]
+    used = {pair for source in sources for pair in _uses(ast.parse(source))}
+    for module in PUBLIC_MODULES:
+        tree = ast.parse((ROOT / "gptembed" / f"{module}.py").read_text(encoding="utf-8"))
+        used |= {pair for pair in _uses(tree, inside=True) if pair[0] != module}
+    return used
+
+
+def _documented(defined: dict[str, dict[str, ast.stmt]]) -> set[tuple[str, str]]:
+    """The (module, name) pairs a code span of the reader's documents names: as
+    ``module.name``, or as ``name`` alone where one public module alone defines it."""
+    text = "\n".join((ROOT / doc).read_text(encoding="utf-8") for doc in READER_DOCS)
+    spans = [match[1] for match in re.findall(r"(`+)(.+?)(?<!`)\1(?!`)", text, flags=re.S)]
+    qualified = {pair for span in spans for pair in re.findall(r"(\w+)\.(\w+)", span)}
+    words = {word for span in spans for word in re.findall(r"[A-Za-z_]\w*", span)}
+    homes: dict[str, list[str]] = {}
+    for module, names in defined.items():
+        for name in names:
+            homes.setdefault(name, []).append(module)
+    alone = {(found[0], name) for name, found in homes.items() if len(found) == 1}
+    return qualified | {(module, name) for module, name in alone if name in words}
+
+
+MODEL_VERBS = ("init_model", "loss_and_grads", "train", "evaluate")
+"""The verbs CONTRIBUTING's "Adding a model" asks of a model module (those it has are API)."""
+
+
+def test_every_public_name_is_used_outside_the_tests() -> None:
+    """Issue 36: a public name is what a reader or another module calls. Each public top-level
+    name of a public module must be used by a chapter's code, tools/, _ext/, benchmarks/ or
+    another public module, be named in a code span of README.md, CONTRIBUTING.md or
+    benchmarks/README.md (``module.name``, or the name alone where one module defines it), or be
+    one of the verbs of a model module (:data:`MODEL_VERBS`). A type in the signature of a used
+    name of its module counts as used: it is that name's API (``SchemeModel``, what
+    ``position_schemes.train`` returns). A name only its own module uses is private
+    (``_name``); one that siblings share lives in a private module; one that nothing uses goes."""
+    every = {
+        module: _defined(ast.parse((ROOT / "gptembed" / f"{module}.py").read_text("utf-8")))
+        for module in PUBLIC_MODULES
+    }
+    used = _used_outside_tests() | _documented(every)
+    used |= {(module, verb) for module in MODEL_MODULES for verb in MODEL_VERBS}
+    unused = []
+    for module, defined in every.items():
+        alive = {name for name in defined if (module, name) in used}
+        grown = True
+        while grown:  # the types in the signatures of what is used, until nothing is added
+            annotations = {
+                name.id
+                for definition in alive
+                for node in ast.walk(defined[definition])
+                if isinstance(node, (ast.arg, ast.FunctionDef, ast.AnnAssign))
+                for annotation in (
+                    getattr(node, "annotation", None),
+                    getattr(node, "returns", None),
+                )
+                if annotation is not None
+                for name in ast.walk(annotation)
+                if isinstance(name, ast.Name)
+            }
+            grown = bool((annotations & set(defined)) - alive)
+            alive |= annotations & set(defined)
+        unused += [(module, name) for name in defined if name not in alive]
+    offenders = sorted(set(unused) - NOT_YET_USED)
+    if offenders:
+        print("used by nothing but tests:", *(f"{m}.{n}" for m, n in offenders), sep="\n  ")
+    assert not offenders, f"public names that nothing but tests uses: {offenders}"
+    assert not NOT_YET_USED - set(unused), "names in NOT_YET_USED that are used now"

@@ -14,6 +14,7 @@ for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ[_var] = "1"
 
 import argparse  # noqa: E402
+import tempfile  # noqa: E402
 from collections.abc import Sequence  # noqa: E402
 from pathlib import Path  # noqa: E402
 
@@ -36,8 +37,9 @@ def seed_and_out(
     ``--out``, else ``DATA/<stem>_seed<N>.npz``, or with a scheme
     ``DATA/<scheme_stem>_<S>_seed<N>.npz``.
 
-    The path is checked before a tool trains for minutes (its folder exists, and it, with
-    ``.npz`` added, is no folder); ``--help`` and a bad path exit with argparse's message.
+    The path is checked before a tool trains for minutes (its folder exists and takes a new
+    file, and it, with ``.npz`` added, is no folder); ``--help`` and a bad path exit with
+    argparse's message.
     """
     parser = argparse.ArgumentParser(description=description)
     parser.add_argument("--seed", type=int, default=0, help=seed_help)
@@ -49,6 +51,22 @@ def seed_and_out(
     name = stem if scheme is None else f"{scheme_stem}_{scheme}"
     name = f"{name}_seed{args.seed}"
     try:
-        return args.seed, npz_path(args.out or DATA / f"{name}.npz"), scheme
+        return args.seed, writable(npz_path(args.out or DATA / f"{name}.npz")), scheme
     except ValueError as err:
         parser.error(f"--out: {err}")
+
+
+def writable(path: Path) -> Path:
+    """``path``, once an empty file was made and removed beside it: the save at the end of a run
+    writes a new file in that folder and moves it onto ``path``.
+
+    Raises:
+        ValueError: the folder takes no new file (read-only, not ours, a full disk), with the
+            system's reason.
+    """
+    try:
+        with tempfile.NamedTemporaryFile(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp"):
+            pass
+    except OSError as err:
+        raise ValueError(f"cannot write a file in the folder {path.parent}: {err}") from err
+    return path

@@ -150,10 +150,12 @@ def random_windows(
 
     Raises:
         TypeError, ValueError: a size that is not a positive integer, a stream that is not a
-            1-D array of integers, one too short for a window and its target, windows too
-            many for memory, or a seed that is not an integer >= 0 or a Generator.
+            1-D array of integers in ``[0, VOCAB_SIZE)``, one too short for a window and its
+            target, windows too many for memory, or a seed that is not an integer >= 0 or a
+            Generator.
     """
     ids = check_integer_array("stream", stream, VOCAB_SIZE)
+    check_in_range("id", ids, VOCAB_SIZE, "the stream's ids")
     n_windows = check_int("n_windows", n_windows)
     seq_len = check_int("seq_len", seq_len)
     if ids.ndim != 1 or len(ids) < seq_len + 1:

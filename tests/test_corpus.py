@@ -97,6 +97,19 @@ def test_windows_refuse_bad_input() -> None:
         random_windows(np.arange(30), 2, 8, seed=True)
 
 
+@pytest.mark.parametrize(("bad", "index"), [(-1, 0), (-7, 12), (corpus.VOCAB_SIZE, 29)])
+@pytest.mark.parametrize("dtype", [np.int64, np.int32, np.int8])
+def test_windows_refuse_ids_outside_the_alphabet(bad: int, index: int, dtype: type) -> None:
+    stream = np.arange(30).astype(dtype)
+    stream[index] = bad
+    message = (
+        rf"^id {bad} at index \({index},\) is out of range: the stream's ids must be in "
+        rf"\[0, {corpus.VOCAB_SIZE}\)$"
+    )
+    with pytest.raises(ValueError, match=message):
+        random_windows(stream, 2, 8)
+
+
 def test_the_bpe_counts_quoted_are_gpt2s() -> None:
     tok = gpt2_tokenizer()
     ids = [i for doc in documents() for i in tok.encode(doc).ids]

@@ -24,6 +24,27 @@ DATA = Path(__file__).resolve().parent.parent / "gptembed" / "data"
 """Where the tools store by default: the package's data."""
 
 
+def seed(text: str) -> int:
+    """``--seed``'s value: an integer >= 0, as numpy's generators take.
+
+    Raises:
+        argparse.ArgumentTypeError: anything else (argparse says it and exits).
+    """
+    try:
+        value = int(text)
+    except ValueError:
+        value = -1
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be an integer >= 0, got {text!r}")
+    return value
+
+
+def stored_seeds(stem: str) -> list[int]:
+    """The seeds ``N`` of the runs stored as ``DATA/<stem>_seed<N>.npz``."""
+    found = (path.stem.removeprefix(f"{stem}_seed") for path in DATA.glob(f"{stem}_seed*.npz"))
+    return sorted(int(text) for text in found if text.isdigit())
+
+
 def seed_and_out(
     description: str,
     seed_help: str,
@@ -31,18 +52,20 @@ def seed_and_out(
     *,
     schemes: Sequence[str] = (),
     scheme_stem: str = "",
+    seed_of: str = "",
 ) -> tuple[int, Path, str | None]:
-    """The command line's ``--seed N`` (default 0), its ``--scheme S`` if the tool takes one
-    (``schemes`` lists the choices; None when not given), and the file to store into:
-    ``--out``, else ``DATA/<stem>_seed<N>.npz``, or with a scheme
-    ``DATA/<scheme_stem>_<S>_seed<N>.npz``.
+    """The command line's ``--seed N`` (default 0; with ``seed_of``, one of
+    :func:`stored_seeds` of it), its ``--scheme S`` if the tool takes one (``schemes`` lists the
+    choices; None when not given), and the file to store into: ``--out``, else
+    ``DATA/<stem>_seed<N>.npz``, or with a scheme ``DATA/<scheme_stem>_<S>_seed<N>.npz``.
 
     The path is checked before a tool trains for minutes (its folder exists and takes a new
     file, and it, with ``.npz`` added, is no folder); ``--help`` and a bad path exit with
     argparse's message.
     """
     parser = argparse.ArgumentParser(description=description)
-    parser.add_argument("--seed", type=int, default=0, help=seed_help)
+    choices = stored_seeds(seed_of) if seed_of else None
+    parser.add_argument("--seed", type=seed, default=0, choices=choices, help=seed_help)
     if schemes:
         parser.add_argument("--scheme", choices=schemes, help="the position scheme")
     parser.add_argument("--out", type=Path, help="where to store (default: the package's data)")

@@ -46,7 +46,9 @@ HELD_OUT = random_windows(held_out_stream(), EVAL_WINDOWS, GROWN_LEN, seed=EVAL_
 
 
 def main() -> None:
-    seed, out, _ = _cli.seed_and_out(__doc__.split("\n")[0], "the stored model to grow", "grown")
+    seed, out, _ = _cli.seed_and_out(
+        __doc__.split("\n")[0], "the stored model to grow", "grown", seed_of="gpt"
+    )
     run = stored_run(seed=seed)
     config = fine_tune_config(run.config)
     trained_len = run.config.seq_len

@@ -65,3 +65,22 @@ def test_an_out_in_a_folder_that_cannot_be_written_is_refused_before_training(
     said = _refused(tool_name, ["--out", str(unwritable / "run.npz")], monkeypatch, capsys)
     assert f"--out: cannot write a file in the folder {unwritable}: " in said
     assert not list(unwritable.glob(".run.npz*"))
+
+
+@pytest.mark.parametrize("tool_name", TOOLS)
+@pytest.mark.parametrize("given", ["-1", "-100", "1.5", "one", ""])
+def test_a_seed_that_is_not_an_integer_from_0_is_refused_by_argparse(
+    tool_name: str,
+    given: str,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    said = _refused(tool_name, ["--seed", given], monkeypatch, capsys)
+    assert f"argument --seed: must be an integer >= 0, got {given!r}" in said
+
+
+def test_fine_tune_lm_takes_the_seed_of_a_stored_model_only(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    said = _refused("fine_tune_lm", ["--seed", "3"], monkeypatch, capsys)
+    assert "argument --seed: invalid choice: 3 (choose from 0, 1, 2)" in said

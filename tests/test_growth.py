@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from gptembed.corpus import held_out_stream, random_windows, train_stream
+from gptembed.corpus import held_out_stream, random_passages, train_stream
 from gptembed.embedding import EXTENSIONS
 from gptembed.gpt import stored_run, token_losses, train
 from gptembed.growth import (
@@ -45,7 +45,7 @@ def test_the_stored_curves_start_where_the_grown_models_are_and_their_first_step
     curves = stored_growth(seed=0)
     model = stored_run(seed=0).model
     spec = curves.info["held_out_windows"]
-    windows = random_windows(held_out_stream(), spec["windows"], GROWN_LEN, seed=spec["seed"])
+    windows = random_passages(held_out_stream(), spec["windows"], GROWN_LEN, seed=spec["seed"])
     for method in EXTENSIONS:
         old, new = old_and_new(grown(model, method), *windows, curves.trained_len)
         assert old == pytest.approx(curves.old[method][0], rel=1e-5), method
@@ -71,7 +71,7 @@ def test_stretched_rows_train_to_far_below_fresh_and_tiled_rows(seed: int) -> No
 
 def test_old_and_new_split_at_the_trained_length() -> None:
     model = stored_run(seed=0).model
-    inputs, targets = random_windows(held_out_stream(), 2, 128, seed=0)
+    inputs, targets = random_passages(held_out_stream(), 2, 128, seed=0)
     old, new = old_and_new(model, inputs, targets, 100)
     losses = token_losses(model, inputs, targets)
     assert old == pytest.approx(losses[:, :100].mean()) and new == pytest.approx(

@@ -59,7 +59,7 @@ from types import ModuleType  # noqa: E402
 import numpy as np  # noqa: E402
 from bench_embedding import cpu_model  # noqa: E402  # run as a script, benchmarks/ is on the path
 
-from gptembed.corpus import random_windows, train_stream  # noqa: E402
+from gptembed.corpus import random_passages, train_stream  # noqa: E402
 from gptembed.gpt import GPT, GPTConfig, init_model, loss_and_grads, stored_run  # noqa: E402
 from gptembed.positions import SCHEMES, Scheme, alibi_slopes  # noqa: E402
 
@@ -285,7 +285,7 @@ def main() -> None:
     rows, shares, slow = [], [], []
     for config in configs():
         model = model_of(config)
-        inputs, targets = random_windows(train_stream(), config.batch_size, config.seq_len, seed=0)
+        inputs, targets = random_passages(train_stream(), config.batch_size, config.seq_len, seed=0)
         steps: dict[str, Callable[[], object]] = {
             "numpy": functools.partial(loss_and_grads, model, inputs, targets)
         }

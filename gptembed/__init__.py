@@ -14,8 +14,8 @@ The package is a set of rooms, one idea each (numpy only, except the figure modu
 - :mod:`gptembed.attention_terms`: a head's scores split into token and position terms, and
   a head's profile by lag.
 - :mod:`gptembed.attention_model`: a one-head causal attention toy that must use position.
-- :mod:`gptembed.windows`: reading a stream longer than the window, as nanoGPT's generate does.
-- :mod:`gptembed.corpus`: real text that ships with the package, and windows cut from it.
+- :mod:`gptembed.crops`: reading a stream longer than the context, as nanoGPT's generate does.
+- :mod:`gptembed.corpus`: real text that ships with the package, and passages cut from it.
 - :mod:`gptembed.gpt`: a small GPT (GPT-2's architecture at toy scale) and its training.
 - :mod:`gptembed.position_schemes`: five ways to give the attention toy position (learned,
   sinusoidal, rotary, ALiBi, none), and running them past the trained length.

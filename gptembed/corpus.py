@@ -135,26 +135,28 @@ def held_out_stream() -> NDArray[np.intp]:
     return stream
 
 
-def random_windows(
-    stream: ArrayLike, n_windows: int, seq_len: int, *, seed: int | np.random.Generator = 0
+def random_passages(
+    stream: ArrayLike, n_passages: int, seq_len: int, *, seed: int | np.random.Generator = 0
 ) -> tuple[NDArray[np.intp], NDArray[np.intp]]:
-    """Windows of a stream at uniform random offsets, and their next-id targets.
+    """Passages of a stream at uniform random offsets, and their next-id targets.
 
     As nanoGPT's ``get_batch`` (github.com/karpathy/nanoGPT, ``train.py``) cuts them: offsets
     ``o`` drawn uniformly from ``[0, N - seq_len - 1]``, inputs ``stream[o : o + seq_len]`` and
-    targets ``stream[o + 1 : o + seq_len + 1]``. A window starts anywhere, mostly inside a
+    targets ``stream[o + 1 : o + seq_len + 1]``. A passage starts anywhere, mostly inside a
     document, and may run across an end-of-text into the next one.
 
     Returns:
-        ``(inputs, targets)``, both ``(n_windows, seq_len)``.
+        ``(inputs, targets)``, both ``(n_passages, seq_len)``.
 
     Raises:
         TypeError, ValueError: a size that is not a positive integer, a stream that is not a
-            1-D array of integers, one too short for a window and its target, windows too
-            many for memory, or a seed that is not an integer >= 0 or a Generator.
+            1-D array of integers in ``[0, VOCAB_SIZE)``, one too short for a passage and its
+            target, passages too many for memory, or a seed that is not an integer >= 0 or a
+            Generator.
     """
     ids = check_integer_array("stream", stream, VOCAB_SIZE)
-    n_windows = check_int("n_windows", n_windows)
+    check_in_range("id", ids, VOCAB_SIZE, "the stream's ids")
+    n_passages = check_int("n_passages", n_passages)
     seq_len = check_int("seq_len", seq_len)
     if ids.ndim != 1 or len(ids) < seq_len + 1:
         raise ValueError(
@@ -162,10 +164,11 @@ def random_windows(
             f"got shape {ids.shape}"
         )
     check_fits_in_memory(
-        f"n_windows {n_windows:,} x seq_len + 1 {seq_len + 1:,} ids", n_windows * (seq_len + 1) * 8
+        f"n_passages {n_passages:,} x seq_len + 1 {seq_len + 1:,} ids",
+        n_passages * (seq_len + 1) * 8,
     )
     rng = as_generator(seed)
-    offsets = rng.integers(0, len(ids) - seq_len, size=n_windows)  # (n,) in [0, N - T - 1]
+    offsets = rng.integers(0, len(ids) - seq_len, size=n_passages)  # (n,) in [0, N - T - 1]
     index = offsets[:, None] + np.arange(seq_len + 1)  # (n, T + 1)
-    window = ids[index].astype(np.intp, copy=False)
-    return window[:, :-1], window[:, 1:]
+    passage = ids[index].astype(np.intp, copy=False)
+    return passage[:, :-1], passage[:, 1:]

@@ -20,7 +20,7 @@ from typing import Any, Literal
 
 import numpy as np
 
-from ._checks import check_bool, check_int
+from ._checks import check_bool, check_float, check_int
 from .attention_cost import (
     ACTIVATION_WIDTHS,
     MODEL_STATE_BYTES_PER_PARAMETER,
@@ -478,7 +478,12 @@ def format_share(share: float) -> str:
 
     >>> format_share(0.8667), format_share(0.0000176), format_share(1.0)
     ('86.7%', '0.00176%', '100%')
+
+    Raises:
+        TypeError: ``share`` is not a real number (a bool, a string).
+        ValueError: ``share`` is NaN or outside ``[0, 1]``.
     """
+    share = check_float("share", share, minimum=0, maximum=1) + 0.0  # -0.0 + 0.0 is 0.0
     text = np.format_float_positional(100 * share, precision=3, fractional=False, trim="-")
     return f"{text}%"
 

@@ -56,7 +56,7 @@ from ._npz import npz_path as npz_path  # public here: the tools check their --o
 from ._scoring import scored_positions
 from .attention_cost import attention_scores_bytes
 from .attention_terms import ScoreTerms
-from .corpus import VOCAB_SIZE, random_windows
+from .corpus import VOCAB_SIZE, random_passages
 from .embedding import INIT_STD, Extension, GPTStyleEmbedding
 from .models import gpt_parameter_count
 from .optim import (
@@ -873,7 +873,7 @@ def train(
     """Train a :class:`GPT` with Adam on windows cut at random offsets of ``stream``.
 
     Each step draws ``batch_size`` windows of ``seq_len + 1`` ids at uniform random offsets
-    (:func:`~gptembed.corpus.random_windows`), so position 0 is rarely the start of a document.
+    (:func:`~gptembed.corpus.random_passages`), so position 0 is rarely the start of a document.
     The learning rate follows :meth:`GPTConfig.learning_rate_at`. Training starts from a copy of
     ``model`` if one is given (left as it was: chapter 9 fine-tunes a grown model this way), else
     from :func:`init_model` of ``config``; :func:`~gptembed.optim.run_training` runs it.
@@ -908,7 +908,7 @@ def train(
         model,
         init_model,
         loss_and_grads,
-        lambda seed: random_windows(ids, config.batch_size, config.seq_len, seed=seed),
+        lambda seed: random_passages(ids, config.batch_size, config.seq_len, seed=seed),
         schedule=config.learning_rate_at,
         after_step=after_step,
         frozen=() if config.scheme == "learned" else ("position_embeddings",),

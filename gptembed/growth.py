@@ -18,7 +18,7 @@ from typing import IO, Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from ._checks import check_int
+from ._checks import as_real_array, check_int, check_integer_array, check_type
 from ._npz import check_stored, read_stored, save_npz
 from .embedding import EXTENSIONS, Extension
 from .gpt import GPT, GPTConfig, at_length, token_losses
@@ -87,34 +87,67 @@ def save_growth(path: str | os.PathLike[str], curves: GrowthCurves) -> None:
     """Write ``curves`` to one ``.npz`` file: a JSON header and one array per curve.
 
     As :func:`~gptembed.gpt.save`, the file is :func:`~gptembed._npz.npz_path` of ``path``,
-    written whole or not at all.
+    written whole or not at all, and only curves that :func:`load_growth` reads back as they are
+    are written: a curve of each method of :data:`~gptembed.embedding.EXTENSIONS` in each of
+    ``old``, ``new`` and ``losses``, and ``info`` that JSON keeps as it is. The curves may be
+    empty (``E = 0``) and of any real dtype; they are read back as float64.
 
     Raises:
-        ValueError: as :func:`~gptembed._npz.npz_path`.
+        ValueError: as :func:`~gptembed._npz.npz_path`; a method missing or not one of
+            :data:`~gptembed.embedding.EXTENSIONS`; ``steps`` not 1-D, or ``old`` or ``new``
+            curves not of its shape; ``info`` that JSON does not keep as it is (a tuple becomes a
+            list, a number key a string).
+        TypeError: ``config`` is not a :class:`GPTConfig`, ``trained_len`` not an integer,
+            ``steps`` not integers, a curve not real numbers, or ``info`` not JSON data.
     """
+    config = check_type("config", curves.config, GPTConfig)
     header = {
-        "config": asdict(curves.config),
-        "trained_len": curves.trained_len,
+        "config": asdict(config),
+        "trained_len": check_int("trained_len", curves.trained_len),
         "info": curves.info,
     }
-    arrays: dict[str, Any] = {
-        "header": np.array(json.dumps(header, sort_keys=True)),
-        "steps": curves.steps,
-    }
-    for method in curves.old:
-        arrays[f"old_{method}"] = curves.old[method]
-        arrays[f"new_{method}"] = curves.new[method]
-        arrays[f"losses_{method}"] = curves.losses[method]
+    try:
+        text = json.dumps(header, sort_keys=True)
+    except TypeError as err:
+        raise TypeError(
+            f"info must hold JSON data (dicts with str keys, lists, str, int, float, bool, None): "
+            f"{err}"
+        ) from None
+    if json.loads(text)["info"] != curves.info:
+        raise ValueError(
+            f"info must read back from JSON as it is (lists, not tuples; str keys), got "
+            f"{curves.info!r}"
+        )
+    steps = check_integer_array("steps", curves.steps, None)
+    if steps.ndim != 1:
+        raise ValueError(f"steps must be a 1-D array (E,), got shape {steps.shape}")
+    arrays: dict[str, Any] = {"header": np.array(text), "steps": steps}
+    for name, shape in (("old", steps.shape), ("new", steps.shape), ("losses", None)):
+        by_method = getattr(curves, name)
+        if set(by_method) != set(EXTENSIONS):
+            raise ValueError(
+                f"{name} must hold a curve for each of {', '.join(EXTENSIONS)}, "
+                f"got {', '.join(map(repr, by_method)) or 'none'}"
+            )
+        for method in EXTENSIONS:
+            curve = as_real_array(f"{name}[{method!r}]", by_method[method], dtype=None)
+            if curve.ndim != 1 or (shape is not None and curve.shape != shape):
+                wanted = "a 1-D array" if shape is None else f"of the steps' shape {shape}"
+                raise ValueError(f"{name}[{method!r}] must be {wanted}, got shape {curve.shape}")
+            arrays[f"{name}_{method}"] = curve
     save_npz(path, arrays)
 
 
 def load_growth(file: str | os.PathLike[str] | IO[bytes]) -> GrowthCurves:
-    """Read curves that :func:`save_growth` wrote.
+    """Read curves that :func:`save_growth` wrote, from ``file`` or, if it is a path, from where
+    :func:`save_growth` of that path wrote them (``.npz`` added if it does not end so).
 
     Raises:
         ValueError: the file is not stored curves (no header or steps), or lacks a method's
             curves.
     """
+    if isinstance(file, (str, os.PathLike)) and not os.fspath(file).endswith(".npz"):
+        file = os.fspath(file) + ".npz"
     with np.load(file) as data:
         check_stored(data, ("header", "steps"), "stored curves")
         header = json.loads(str(data["header"]))

@@ -41,6 +41,16 @@ def _rows(table: ArrayLike, minimum: int = 0, purpose: str = "") -> NDArray[np.f
     return rows
 
 
+def _unit_scale(array: NDArray[np.float64]) -> tuple[NDArray[np.float64], int]:
+    """``array`` divided by ``2 ** e``, the power of two just above its largest magnitude, and
+    ``e``: every value then lies in ``(-1, 1)``, so the sums of squares inside a fit neither
+    overflow (a table of 1e200) nor underflow (1e-200). A power of two divides exactly, and
+    floating-point arithmetic is the same at every such scale, so a table of ordinary size gives
+    the same bits as without it."""
+    exponent = int(np.frexp(np.abs(array).max(initial=0.0))[1])
+    return np.ldexp(array, -exponent), exponent
+
+
 def cosine_similarity_matrix(table: ArrayLike) -> NDArray[np.float64]:
     """``(L, L)`` cosine similarity between every pair of rows of an ``(L, D)`` table.
 
@@ -144,8 +154,9 @@ def position_probe(
     ``n_folds``-fold cross-validation on a fixed interleaved split (fold ``f`` holds out rows
     ``f, f + n_folds, ...``): least squares (minimum norm), or with ``ridge > 0`` a penalty of
     ``ridge`` times the mean eigenvalue of the fitted rows' scatter, which does not depend on the
-    table's scale. Errors are mean absolute errors in positions. This follows the
-    absolute-position probe of Wang and Chen (EMNLP 2020, arXiv:2010.04903).
+    table's scale (the rows are scaled to magnitudes below 1 first, so any finite table is read
+    alike). Errors are mean absolute errors in positions. This follows the absolute-position
+    probe of Wang and Chen (EMNLP 2020, arXiv:2010.04903).
 
     With ``contiguous=True`` each fold holds out one block of consecutive rows instead, so the
     probe must carry the position into rows *beyond* the ones it was fitted on, not between
@@ -159,7 +170,7 @@ def position_probe(
         ValueError: a table that is not 2-D or holds a NaN or an infinity, too few rows for the
             folds, or a ``ridge`` that is negative or not finite.
     """
-    rows = _rows(table)
+    rows, _ = _unit_scale(_rows(table))
     ridge = check_float("ridge", ridge, minimum=0)
     positions = np.arange(len(rows), dtype=np.float64)
     train_err, test_err, base_err = [], [], []
@@ -195,6 +206,7 @@ def state_position_probe(states: ArrayLike, n_folds: int = 4, ridge: float = 1e-
     array = check_real_array("states", states)
     if array.ndim != 3 or 0 in array.shape:
         raise ValueError(f"states must be a non-empty (B, T, D) array, got shape {array.shape}")
+    array, _ = _unit_scale(array)  # as position_probe does
     ridge = check_float("ridge", ridge, minimum=0)
     n_seqs, seq_len, _ = array.shape
     positions = np.broadcast_to(np.arange(seq_len, dtype=np.float64), (n_seqs, seq_len))
@@ -235,7 +247,7 @@ def shift_probe(table: ArrayLike, shift: int, n_folds: int = 4, ridge: float = 0
         TypeError, ValueError: ``shift`` not in ``[1, L - 1]``, too few pairs for the folds, and
             as :func:`position_probe`.
     """
-    rows = _rows(table, 2, " for a shift")
+    rows, _ = _unit_scale(_rows(table, 2, " for a shift"))  # as position_probe does
     ridge = check_float("ridge", ridge, minimum=0)
     shift = check_int_in_range("shift", shift, 1, len(rows) - 1, " for this table")
     sources, targets = rows[:-shift], rows[shift:]  # (L - shift, D) each
@@ -275,7 +287,7 @@ def principal_components(table: ArrayLike) -> PrincipalComponents:
     Raises:
         ValueError: ``table`` is not 2-D, has fewer than 2 rows, or all its rows are equal.
     """
-    rows = _rows(table, 2)
+    rows, exponent = _unit_scale(_rows(table, 2))  # sums of squares of any finite table
     mean = rows.mean(axis=0)
     centred = rows - mean
     u, s, vt = np.linalg.svd(centred, full_matrices=False)
@@ -286,7 +298,12 @@ def principal_components(table: ArrayLike) -> PrincipalComponents:
     # An SVD's signs are arbitrary (and vary between LAPACK builds): fix them by the data.
     trend = np.arange(len(rows)) - (len(rows) - 1) / 2  # (L,)
     signs = np.where(trend @ scores < 0, -1.0, 1.0)  # (K,)
-    return PrincipalComponents(scores * signs, vt * signs[:, None], s**2 / total, mean)
+    return PrincipalComponents(
+        np.ldexp(scores * signs, exponent),  # back to the table's scale, exactly
+        vt * signs[:, None],
+        s**2 / total,
+        np.ldexp(mean, exponent),
+    )
 
 
 def random_walk(

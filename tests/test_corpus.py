@@ -1,4 +1,4 @@
-"""The stored corpus: its bytes, its alphabet, the held-out split, the windows, and the BPE counts
+"""The stored corpus: its bytes, its alphabet, the held-out split, the passages, and the BPE counts
 the chapter quotes."""
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from gptembed.corpus import (
     documents,
     encode,
     held_out_stream,
-    random_windows,
+    random_passages,
     train_stream,
 )
 from tests.gpt2_bpe import gpt2_tokenizer
@@ -66,35 +66,48 @@ def test_the_split_holds_out_every_eighth_document() -> None:
     assert not train_stream().flags.writeable
 
 
-def test_windows_start_at_random_offsets_and_targets_are_the_next_ids() -> None:
+def test_passages_start_at_random_offsets_and_targets_are_the_next_ids() -> None:
     stream = np.arange(1000) % 105
-    inputs, targets = random_windows(stream, 64, 16, seed=1)
+    inputs, targets = random_passages(stream, 64, 16, seed=1)
     assert inputs.shape == targets.shape == (64, 16)
     np.testing.assert_array_equal(targets[:, :-1], inputs[:, 1:])
     np.testing.assert_array_equal((inputs[:, 1:] - inputs[:, :-1]) % 105, 1)
-    again = random_windows(stream, 64, 16, seed=1)
+    again = random_passages(stream, 64, 16, seed=1)
     np.testing.assert_array_equal(again[0], inputs)
-    # Every offset in [0, N - T - 1] can be drawn, and only those: the last window's target
+    # Every offset in [0, N - T - 1] can be drawn, and only those: the last passage's target
     # is the stream's last id.
-    first, last_targets = random_windows(np.arange(20), 4000, 16, seed=2)
+    first, last_targets = random_passages(np.arange(20), 4000, 16, seed=2)
     assert set(first[:, 0].tolist()) == set(range(4))
     assert last_targets.max() == 19
 
 
-def test_windows_refuse_bad_input() -> None:
+def test_passages_refuse_bad_input() -> None:
     with pytest.raises(ValueError, match=r"at least seq_len \+ 1 = 9 ids, got shape \(8,\)"):
-        random_windows(np.arange(8), 2, 8)
+        random_passages(np.arange(8), 2, 8)
     with pytest.raises(ValueError, match="1-D"):
-        random_windows(np.zeros((4, 30), dtype=int), 2, 8)
-    with pytest.raises(TypeError, match="n_windows must be an integer"):
-        random_windows(np.arange(30), 2.0, 8)  # type: ignore[arg-type]
+        random_passages(np.zeros((4, 30), dtype=int), 2, 8)
+    with pytest.raises(TypeError, match="n_passages must be an integer"):
+        random_passages(np.arange(30), 2.0, 8)  # type: ignore[arg-type]
     with pytest.raises(TypeError, match="stream must be integers"):
-        random_windows(np.zeros(30), 2, 8)
+        random_passages(np.zeros(30), 2, 8)
     # numpy's own error came from inside SeedSequence, and True was taken as seed 1
     with pytest.raises(ValueError, match=r"^seed must be an integer >= 0, got -1$"):
-        random_windows(np.arange(30), 2, 8, seed=-1)
+        random_passages(np.arange(30), 2, 8, seed=-1)
     with pytest.raises(TypeError, match=r"^seed must be an integer >= 0, got True of type bool$"):
-        random_windows(np.arange(30), 2, 8, seed=True)
+        random_passages(np.arange(30), 2, 8, seed=True)
+
+
+@pytest.mark.parametrize(("bad", "index"), [(-1, 0), (-7, 12), (corpus.VOCAB_SIZE, 29)])
+@pytest.mark.parametrize("dtype", [np.int64, np.int32, np.int8])
+def test_passages_refuse_ids_outside_the_alphabet(bad: int, index: int, dtype: type) -> None:
+    stream = np.arange(30).astype(dtype)
+    stream[index] = bad
+    message = (
+        rf"^id {bad} at index \({index},\) is out of range: the stream's ids must be in "
+        rf"\[0, {corpus.VOCAB_SIZE}\)$"
+    )
+    with pytest.raises(ValueError, match=message):
+        random_passages(stream, 2, 8)
 
 
 def test_the_bpe_counts_quoted_are_gpt2s() -> None:
@@ -132,6 +145,6 @@ def test_a_corpus_changed_by_one_byte_or_rewritten_with_crlf_is_refused(
     assert corpus.text().startswith('The "assert" statement')
 
 
-def test_windows_too_many_for_memory_are_refused_by_name() -> None:
-    with pytest.raises(ValueError, match=r"n_windows 1,000,000,000,000 x seq_len \+ 1 9 ids"):
-        random_windows(np.arange(30), 10**12, 8)
+def test_passages_too_many_for_memory_are_refused_by_name() -> None:
+    with pytest.raises(ValueError, match=r"n_passages 1,000,000,000,000 x seq_len \+ 1 9 ids"):
+        random_passages(np.arange(30), 10**12, 8)

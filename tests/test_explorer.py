@@ -6,6 +6,7 @@ The explorer itself, in the browser, is tested in tests/book/test_explorer_in_br
 from __future__ import annotations
 
 import json
+import re
 
 import numpy as np
 import pytest
@@ -284,6 +285,32 @@ def test_format_share_keeps_three_digits_without_exponents() -> None:
     assert format_share(0.5) == "50%"
     assert format_share(0.99999) == "100%"
     assert format_share(0.1225) == "12.2%"  # 12.25 exactly: half to even, as numpy rounds
+
+
+@pytest.mark.parametrize("kind", [float, np.float64, np.float32, np.float16])
+def test_format_share_takes_every_float_kind_and_the_ends_alike(kind: type) -> None:
+    assert [format_share(kind(s)) for s in (0.0, -0.0, 0.5, 1.0)] == ["0%", "0%", "50%", "100%"]
+    assert format_share(0) == "0%" and format_share(np.int64(1)) == "100%"
+
+
+@pytest.mark.parametrize(
+    ("share", "error", "message"),
+    [
+        (True, TypeError, "share must be a number >= 0 and <= 1, got True of type bool"),
+        (np.bool_(False), TypeError, "share must be a number >= 0 and <= 1, got "),
+        ("0.5", TypeError, "share must be a number >= 0 and <= 1, got '0.5' of type str"),
+        (0.5j, TypeError, "share must be a number >= 0 and <= 1, got 0.5j of type complex"),
+        (float("nan"), ValueError, "share must be a finite number >= 0 and <= 1, got nan"),
+        (np.float32("nan"), ValueError, "share must be a finite number >= 0 and <= 1, got nan"),
+        (-0.5, ValueError, "share must be a finite number >= 0 and <= 1, got -0.5"),
+        (2.0, ValueError, "share must be a finite number >= 0 and <= 1, got 2.0"),
+        (np.float64(1.0000001), ValueError, "share must be a finite number >= 0 and <= 1"),
+        (float("inf"), ValueError, "share must be a finite number >= 0 and <= 1, got inf"),
+    ],
+)
+def test_format_share_refuses_what_is_not_a_share(share: object, error: type, message: str) -> None:
+    with pytest.raises(error, match=re.escape(message)):
+        format_share(share)  # type: ignore[arg-type]
 
 
 def test_explorer_values_are_exact_and_shown_by_hand() -> None:

@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 from gptembed import gpt
-from gptembed.corpus import held_out_stream, random_windows, train_stream
+from gptembed.corpus import held_out_stream, random_passages, train_stream
 from gptembed.embedding import GPTStyleEmbedding
 from gptembed.gpt import (
     GPT,
@@ -116,7 +116,7 @@ def test_early_rows_get_more_gradient_unless_every_row_serves_one_scored_query()
     than the last (more queries read them); in one block scored at its last position only, where
     every earlier row is a key for exactly that one query, the rows get equal gradients."""
     config = GPTConfig(n_layers=1, dtype="float64", seed=3)
-    inputs, targets = random_windows(train_stream(), 32, config.seq_len, seed=0)
+    inputs, targets = random_passages(train_stream(), 32, config.seq_len, seed=0)
     last_only = np.full_like(targets, IGNORE)
     last_only[:, -1] = targets[:, -1]
 
@@ -474,14 +474,14 @@ def test_each_scheme_run_is_what_its_command_trains(scheme: str) -> None:
     again = train(dataclasses.replace(run.config, steps=steps), train_stream())
     np.testing.assert_allclose(again.losses, run.losses[:steps], rtol=1e-5)
     spec = run.info["held_out_windows"]
-    windows = random_windows(held_out_stream(), spec["windows"], 64, seed=spec["seed"])
+    windows = random_passages(held_out_stream(), spec["windows"], 64, seed=spec["seed"])
     assert evaluate(run.model, *windows).loss == pytest.approx(run.held_out_losses[-1], abs=0.01)
 
 
 def test_the_stored_weights_give_the_stored_held_out_loss() -> None:
     run = stored_run(seed=0)
     spec = run.info["held_out_windows"]
-    windows = random_windows(
+    windows = random_passages(
         held_out_stream(), spec["windows"], run.config.seq_len, seed=spec["seed"]
     )
     assert evaluate(run.model, *windows).loss == pytest.approx(run.held_out_losses[-1], rel=1e-4)
@@ -641,7 +641,7 @@ def _tiny_train_lm(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, out: str) ->
     tool = load_tool("train_lm", monkeypatch)
     tiny = GPTConfig(seq_len=8, n_layers=1, n_heads=2, embed_dim=8, steps=2, warmup=1)
     monkeypatch.setattr(tool, "CONFIG", tiny)
-    monkeypatch.setattr(tool, "HELD_OUT", random_windows(held_out_stream(), 2, 8, seed=0))
+    monkeypatch.setattr(tool, "HELD_OUT", random_passages(held_out_stream(), 2, 8, seed=0))
     monkeypatch.setattr(sys, "argv", ["train_lm.py", "--out", str(tmp_path / out)])
     return tool
 

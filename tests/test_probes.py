@@ -12,9 +12,11 @@ from gptembed.attention_terms import ScoreTerms, term_spread
 from gptembed.gpt import stored_run
 from gptembed.positions import sinusoidal_table
 from gptembed.probes import (
+    ProbeScore,
     cosine_similarity_matrix,
     lagged_similarity,
     position_probe,
+    principal_components,
     random_walk,
     shift_probe,
     similarity_by_lag,
@@ -56,6 +58,7 @@ PROBES = {
     "position_probe ridge": lambda table: position_probe(table, ridge=1.0),
     "shift_probe": lambda table: shift_probe(table, 1),
     "shift_probe ridge": lambda table: shift_probe(table, 1, ridge=1.0),
+    "position_probe contiguous": lambda table: position_probe(table, contiguous=True),
 }
 
 
@@ -93,6 +96,40 @@ def test_cosine_similarity_of_huge_and_tiny_rows() -> None:
     expected = [[1.0, 0.0, 1.0], [0.0, 1.0, 0.0], [1.0, 0.0, 1.0]]
     for scale in (1e200, 1e-200, 1.0):
         np.testing.assert_allclose(cosine_similarity_matrix(table * scale), expected, atol=1e-12)
+
+
+def _read(probe: str, table: np.ndarray, scale: float) -> np.ndarray:
+    """Every number ``probe`` gives for ``table`` times ``scale``, with those in the table's units
+    (principal components' scores and mean) divided back by ``scale``."""
+    if probe == "principal_components":
+        pcs = principal_components(table * scale)
+        parts = [pcs.scores / scale, pcs.directions, pcs.variance_share, pcs.mean / scale]
+        return np.concatenate([np.ravel(part) for part in parts])
+    if probe == "state_position_probe":  # the table's rows as 8 sequences of 4 states
+        score = state_position_probe(table.reshape(8, 4, -1) * scale)
+    else:
+        score = PROBES[probe](table * scale)
+    if isinstance(score, ProbeScore):
+        return np.array([score.train, score.held_out, score.baseline])
+    return np.asarray(score)
+
+
+SCALED_PROBES = [*PROBES, "state_position_probe", "principal_components"]
+
+
+@pytest.mark.parametrize("scale", [1e200, 1e-200, 1e300, 1e-300, 2.0**900, 2.0**-1000])
+@pytest.mark.parametrize("probe", SCALED_PROBES)
+def test_every_probe_reads_a_table_of_any_finite_scale_alike(probe: str, scale: float) -> None:
+    """Tables of 1e200 and 1e-200 once gave NaN (squares overflowing or underflowing inside the
+    fits; a ridge fit raised LinAlgError). A power of two scales exactly, so it gives the same
+    bits; another scale rounds each value once."""
+    table = random_walk(32, 6, seed=3)
+    got, expected = _read(probe, table, scale), _read(probe, table, 1.0)
+    assert np.isfinite(got).all()
+    if np.log2(scale).is_integer():
+        np.testing.assert_array_equal(got, expected)
+    else:
+        np.testing.assert_allclose(got, expected, rtol=1e-9, atol=1e-12)
 
 
 @pytest.mark.parametrize(

@@ -4,7 +4,7 @@
 
 For the stored model of the seed (``gptembed.gpt.stored_run``), each of ``fresh``, ``tile`` and
 ``interpolate`` grows the table (``gptembed.growth.grown``); the grown model is then trained as
-``gptembed.growth.fine_tune_config`` says, every array, on windows of 256 characters, with the
+``gptembed.growth.fine_tune_config`` says, every array, on passages of 256 characters, with the
 held-out loss at the trained and the new positions measured every 25 steps. Chapter 9 plots what
 this stores; ``tests/test_growth.py`` re-runs the first steps and matches the stored curves. BLAS
 runs on one thread (``tools/_cli.py``), as in ``tools/train_lm.py``.
@@ -25,7 +25,7 @@ import time
 
 import numpy as np
 
-from gptembed.corpus import held_out_stream, random_windows, train_stream
+from gptembed.corpus import held_out_stream, random_passages, train_stream
 from gptembed.embedding import EXTENSIONS
 from gptembed.gpt import GPT, stored_run, train
 from gptembed.growth import (
@@ -40,13 +40,16 @@ from gptembed.growth import (
 EVAL_EVERY = 25
 """Steps between two held-out measurements."""
 
-EVAL_WINDOWS, EVAL_SEED = 32, 5
-HELD_OUT = random_windows(held_out_stream(), EVAL_WINDOWS, GROWN_LEN, seed=EVAL_SEED)
-"""The held-out windows of 256 characters the curves are measured on (stored in the info)."""
+EVAL_PASSAGES, EVAL_SEED = 32, 5
+HELD_OUT = random_passages(held_out_stream(), EVAL_PASSAGES, GROWN_LEN, seed=EVAL_SEED)
+"""The held-out passages of 256 characters the curves are measured on (stored in the info, under
+the key the stored curves have, ``held_out_windows``)."""
 
 
 def main() -> None:
-    seed, out, _ = _cli.seed_and_out(__doc__.split("\n")[0], "the stored model to grow", "grown")
+    seed, out, _ = _cli.seed_and_out(
+        __doc__.split("\n")[0], "the stored model to grow", "grown", seed_of="gpt"
+    )
     run = stored_run(seed=seed)
     config = fine_tune_config(run.config)
     trained_len = run.config.seq_len
@@ -72,7 +75,7 @@ def main() -> None:
     info = {
         "command": f"python tools/fine_tune_lm.py --seed {seed}",
         "seconds": round(seconds, 1),
-        "held_out_windows": {"windows": EVAL_WINDOWS, "seed": EVAL_SEED},
+        "held_out_windows": {"windows": EVAL_PASSAGES, "seed": EVAL_SEED},
         "cores": os.cpu_count(),
         "blas_threads": 1,
         "python": platform.python_version(),

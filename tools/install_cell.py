@@ -24,6 +24,11 @@ from typing import Any
 
 import yaml
 
+if __package__:  # imported, as tools.install_cell
+    from tools._notebook_file import write_notebook
+else:  # run as a script, `python tools/install_cell.py`: imports look in tools/ first
+    from _notebook_file import write_notebook  # type: ignore[no-redef]
+
 ROOT = Path(__file__).resolve().parents[1]
 WHEEL_DIR = "wheels"
 """Where in the built site the wheel goes: `_build/html/wheels/`."""
@@ -104,7 +109,8 @@ def write(path: Path, root: Path = ROOT) -> None:
     """Make the first code cell of the chapter at ``path`` the install cell (source, metadata).
 
     An old install cell is rewritten in place (keeping its id and execution count); a chapter
-    without one gets it before its first code cell. Other cells are untouched.
+    without one gets it before its first code cell. Other cells are untouched, and the chapter is
+    written whole or not at all (``tools/_notebook_file.py``).
 
     Raises:
         ValueError: the chapter has no code cell.
@@ -121,7 +127,7 @@ def write(path: Path, root: Path = ROOT) -> None:
         nb.cells.insert(nb.cells.index(codes[0]), cell)
     cell.source = cell_source(root)
     cell.metadata.update(METADATA)
-    nbformat.write(nb, path)
+    write_notebook(nb, path)
 
 
 def main(argv: list[str]) -> int:

@@ -7,7 +7,8 @@ Re-running a chapter then changes its file only where its results changed:
   prints into several outputs at points that vary from run to run);
 - `language_info` keeps only the language name (not the Python version that ran it).
 
-nbval merges streams the same way before it compares, so it still passes strictly.
+nbval merges streams the same way before it compares, so it still passes strictly. Each chapter is
+written whole or not at all (``tools/_notebook_file.py``).
 
 Usage: python tools/store_outputs.py book/NN_chapter.ipynb ...
 """
@@ -15,9 +16,15 @@ Usage: python tools/store_outputs.py book/NN_chapter.ipynb ...
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 from typing import Any
 
 import nbformat
+
+if __package__:  # imported, as tools.store_outputs
+    from tools._notebook_file import write_notebook
+else:  # run as a script, `python tools/store_outputs.py`: imports look in tools/ first
+    from _notebook_file import write_notebook  # type: ignore[no-redef]
 
 
 def merged_streams(outputs: list[Any]) -> list[Any]:
@@ -50,7 +57,7 @@ def canonical(nb: Any) -> Any:
 def main(paths: list[str]) -> None:
     for path in paths:
         nb = nbformat.read(path, as_version=4)
-        nbformat.write(canonical(nb), path)
+        write_notebook(canonical(nb), Path(path))
 
 
 if __name__ == "__main__":

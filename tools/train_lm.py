@@ -35,7 +35,7 @@ from pathlib import Path
 
 import numpy as np
 
-from gptembed.corpus import held_out_stream, random_windows, train_stream
+from gptembed.corpus import held_out_stream, random_passages, train_stream
 from gptembed.gpt import GPT, GPTConfig, StoredRun, evaluate, save, train
 from gptembed.positions import SCHEMES
 
@@ -58,9 +58,10 @@ and the chapter can score them out to four times it."""
 HELD_OUT_EVERY = 100
 """Steps between two held-out losses in the log and the stored curve."""
 
-HELD_OUT_WINDOWS, HELD_OUT_SEED = 64, 99
-HELD_OUT = random_windows(held_out_stream(), HELD_OUT_WINDOWS, CONFIG.seq_len, seed=HELD_OUT_SEED)
-"""The held-out windows the curve is measured on (stored in the run's info)."""
+HELD_OUT_PASSAGES, HELD_OUT_SEED = 64, 99
+HELD_OUT = random_passages(held_out_stream(), HELD_OUT_PASSAGES, CONFIG.seq_len, seed=HELD_OUT_SEED)
+"""The held-out passages the curve is measured on (stored in the run's info, under the key the
+stored runs have, ``held_out_windows``)."""
 
 
 def _cpu() -> str:
@@ -86,8 +87,8 @@ def main() -> None:
     if scheme is not None:
         chosen = SCHEMES[SCHEMES.index(scheme)]  # the Scheme that argparse checked it is
         config = replace(config, seq_len=SCHEME_LEN, scheme=chosen)
-        held_out = random_windows(
-            held_out_stream(), HELD_OUT_WINDOWS, SCHEME_LEN, seed=HELD_OUT_SEED
+        held_out = random_passages(
+            held_out_stream(), HELD_OUT_PASSAGES, SCHEME_LEN, seed=HELD_OUT_SEED
         )
     held_steps: list[int] = []
     held_losses: list[float] = []
@@ -116,7 +117,7 @@ def main() -> None:
         "cpu": _cpu(),
         "cores": os.cpu_count(),
         "blas_threads": 1,
-        "held_out_windows": {"windows": HELD_OUT_WINDOWS, "seed": HELD_OUT_SEED},
+        "held_out_windows": {"windows": HELD_OUT_PASSAGES, "seed": HELD_OUT_SEED},
         "load_average_start": [round(x, 2) for x in load_start],
         "load_average_end": [round(x, 2) for x in os.getloadavg()],
         "python": platform.python_version(),

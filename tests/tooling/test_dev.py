@@ -1,5 +1,6 @@
-"""`./dev` itself: with nothing changed it needs no network, and it completes a venv that an
-interrupted setup left half-made (`./dev lab` has its own test: tests/book/test_lab.py)."""
+"""`./dev` itself: with nothing changed it needs no network, it completes a venv that an
+interrupted setup left half-made, and `./dev lab` stops on a book that does not build (with
+stand-ins for the tools; tests/book/test_lab.py starts JupyterLab itself)."""
 
 from __future__ import annotations
 
@@ -92,3 +93,56 @@ def test_a_venv_left_half_made_is_completed_offline(tmp_path: Path) -> None:
     )
     where = subprocess.run([python, "-c", check], capture_output=True, text=True, check=True)
     assert where.stdout.split() == [str(ROOT / "gptembed" / "__init__.py"), "True"]
+
+
+def _lab(tmp_path: Path, build_exit: int) -> tuple[subprocess.CompletedProcess, list[str]]:
+    """`./dev lab` from a copy of the script, with a chapter changed since the last build left a
+    copy of it; stand-ins for uv (on PATH), the venv's `jupyter-book` (which exits
+    ``build_exit``, having built the chapter's copy if 0) and `jupyter` record what ran."""
+    shutil.copy(DEV, tmp_path / "dev")
+    built = tmp_path / "_build" / "html" / "_sources" / "book" / "01_x.ipynb"
+    built.parent.mkdir(parents=True)
+    built.write_text("the copy of the last build")
+    chapter = tmp_path / "book" / "01_x.ipynb"
+    chapter.parent.mkdir()
+    chapter.write_text("the chapter, changed since")
+    os.utime(built, (1, 1))
+    stand_ins = {
+        "bin/uv": 'echo "uv 0.13.9"',
+        "venv/bin/python": "true",
+        "venv/bin/jupyter-book": f'echo "jupyter-book $*" >> "$LOG"\n'
+        f'[ {build_exit} != 0 ] || echo "the new copy" > _build/html/_sources/book/01_x.ipynb\n'
+        f"exit {build_exit}",
+        "venv/bin/jupyter": 'echo "jupyter $1" >> "$LOG"',
+    }
+    for name, body in stand_ins.items():
+        path = tmp_path / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(f"#!/usr/bin/env bash\n{body}\n")
+        path.chmod(0o755)
+    log = tmp_path / "log"
+    env = os.environ | {
+        "PATH": f"{tmp_path / 'bin'}:{os.environ['PATH']}",
+        "UV_PROJECT_ENVIRONMENT": str(tmp_path / "venv"),
+        "LOG": str(log),
+    }
+    env.pop("GPTEMBED_LAB_DIR", None)
+    result = subprocess.run(
+        [str(tmp_path / "dev"), "lab"], env=env, capture_output=True, text=True, timeout=60
+    )
+    return result, log.read_text().splitlines()
+
+
+def test_lab_stops_with_the_builds_exit_when_the_book_does_not_build(tmp_path: Path) -> None:
+    result, ran = _lab(tmp_path, build_exit=3)
+    assert result.returncode == 3
+    assert "dev: the book did not build (exit 3), so lab/ would get stale copies" in result.stderr
+    assert ran == ["jupyter-book build --all . -W -n --keep-going"]  # no JupyterLab
+    assert not (tmp_path / "lab").exists()
+
+
+def test_lab_opens_the_new_copies_after_a_build(tmp_path: Path) -> None:
+    result, ran = _lab(tmp_path, build_exit=0)
+    assert result.returncode == 0, result.stderr
+    assert ran == ["jupyter-book build --all . -W -n --keep-going", "jupyter lab"]
+    assert (tmp_path / "lab" / "01_x.ipynb").read_text() == "the new copy\n"

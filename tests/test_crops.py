@@ -1,4 +1,4 @@
-"""Scoring a stream through a sliding window, as nanoGPT's generate reads one."""
+"""Scoring a stream through crops of its last ids, as nanoGPT's generate reads one."""
 
 from __future__ import annotations
 
@@ -7,11 +7,11 @@ from collections.abc import Callable
 import numpy as np
 import pytest
 
+from gptembed.crops import crop_losses, cropped_stream_losses
 from gptembed.optim import cross_entropy
-from gptembed.windows import crop_losses, sliding_window_losses
 
 
-def test_each_step_sees_the_last_window_ids_from_position_zero() -> None:
+def test_each_step_sees_the_last_context_ids_from_position_zero() -> None:
     seen: list[list[int]] = []
 
     def next_logits(ids: np.ndarray) -> np.ndarray:
@@ -22,18 +22,18 @@ def test_each_step_sees_the_last_window_ids_from_position_zero() -> None:
 
     inputs = np.array([[3, 1, 2, 0, 1]])
     targets = np.array([[-1, 0, 1, 2, 3]])
-    losses = sliding_window_losses(next_logits, inputs, targets, window=3)
+    losses = cropped_stream_losses(next_logits, inputs, targets, context=3)
     assert seen == [[3, 1], [3, 1, 2], [1, 2, 0], [2, 0, 1]]  # step 0 has no target
     assert np.isnan(losses[0])
     expected = cross_entropy(np.array([[2.0, 0, 0, 0]]), np.array([0]))[0]
     assert losses[1] == pytest.approx(expected)
 
 
-def test_window_losses_refuse_mismatched_shapes() -> None:
+def test_stream_losses_refuse_mismatched_shapes() -> None:
     with pytest.raises(ValueError, match=r"one shape, got \(1, 3\) and \(1, 2\)"):
-        sliding_window_losses(lambda ids: ids, np.zeros((1, 3)), np.zeros((1, 2)), 2)
-    with pytest.raises(ValueError, match="window must be an integer >= 1, got 0"):
-        sliding_window_losses(lambda ids: ids, np.zeros((1, 3)), np.zeros((1, 3)), 0)
+        cropped_stream_losses(lambda ids: ids, np.zeros((1, 3)), np.zeros((1, 2)), 2)
+    with pytest.raises(ValueError, match="context must be an integer >= 1, got 0"):
+        cropped_stream_losses(lambda ids: ids, np.zeros((1, 3)), np.zeros((1, 3)), 0)
 
 
 def _uniform(ids: np.ndarray) -> np.ndarray:
@@ -44,20 +44,20 @@ def _uniform(ids: np.ndarray) -> np.ndarray:
     ("call", "error", "message"),
     [
         (
-            lambda: sliding_window_losses(
+            lambda: cropped_stream_losses(
                 _uniform, np.zeros((1, 3), int), np.full((1, 3), np.nan), 2
             ),
             TypeError,
             r"^targets must be integers, got dtype float64$",
         ),
         (
-            lambda: sliding_window_losses(3, np.zeros((1, 3), int), np.zeros((1, 3), int), 2),
+            lambda: cropped_stream_losses(3, np.zeros((1, 3), int), np.zeros((1, 3), int), 2),
             TypeError,
             r"^next_logits must be a callable taking ids \(B, t\), got 3$",
         ),
     ],
 )
-def test_window_losses_refuse_what_they_cannot_score(
+def test_stream_losses_refuse_what_they_cannot_score(
     call: Callable[[], object], error: type, message: str
 ) -> None:
     """NaN targets once passed as "not scored" (NaN >= 0 is False): a stream of nan losses."""
@@ -66,7 +66,7 @@ def test_window_losses_refuse_what_they_cannot_score(
 
 
 def test_crop_losses_score_each_position_from_its_last_ids_alone() -> None:
-    """Each crop is what sliding_window_losses gives that step once its window is full."""
+    """Each crop is what cropped_stream_losses gives that step once its crop is full."""
     rng = np.random.default_rng(0)
     table = rng.standard_normal((5, 3, 5))  # logits depend on the crop's ids and their order
 
@@ -77,8 +77,8 @@ def test_crop_losses_score_each_position_from_its_last_ids_alone() -> None:
     targets = rng.integers(5, size=(2, 9))
     cropped = crop_losses(next_logits, inputs, targets, keep=3, at=[2, 5, 8])
     assert cropped.shape == (2, 3)
-    sliding = sliding_window_losses(next_logits, inputs, targets, window=3)
-    np.testing.assert_allclose(cropped.mean(axis=0), sliding[[2, 5, 8]], rtol=1e-12)
+    stream = cropped_stream_losses(next_logits, inputs, targets, context=3)
+    np.testing.assert_allclose(cropped.mean(axis=0), stream[[2, 5, 8]], rtol=1e-12)
     for at, message in [([1], r"at must hold positions in \[2, 9\)"), ([9], r"got 9 to 9")]:
         with pytest.raises(ValueError, match=message):
             crop_losses(next_logits, inputs, targets, keep=3, at=at)

@@ -1,8 +1,8 @@
-"""Reading a stream longer than the context window, as nanoGPT's ``generate`` does: crop, re-embed.
+"""Reading a stream longer than the model's context, as nanoGPT's ``generate`` does: crop, re-embed.
 
-nanoGPT (github.com/karpathy/nanoGPT, ``model.py``, ``GPT.generate``) runs the model on the last
+nanoGPT (github.com/karpathy/nanoGPT, ``model.py``, ``GPT.generate``) crops the stream to its last
 ``block_size`` ids at every step, and its ``forward`` embeds them at positions ``0 .. T-1``. Once
-the window is full, every id moves down one row of the position table at each step.
+the crop is full, every id moves down one row of the position table at each step.
 """
 
 from __future__ import annotations
@@ -16,21 +16,21 @@ from ._checks import check_int, check_integer_array
 from .optim import cross_entropy, losses_of_logits
 
 
-def sliding_window_losses(
+def cropped_stream_losses(
     next_logits: Callable[[NDArray[np.intp]], NDArray[np.floating]],
     inputs: ArrayLike,
     targets: ArrayLike,
-    window: int,
+    context: int,
 ) -> NDArray[np.float64]:
-    """Mean loss at each step of a stream read through a window of its last ``window`` ids.
+    """Mean loss at each step of a stream read through a crop of its last ``context`` ids.
 
-    At step ``n`` the model sees ``inputs[:, max(0, n - window + 1) : n + 1]``, re-embedded from
+    At step ``n`` the model sees ``inputs[:, max(0, n - context + 1) : n + 1]``, re-embedded from
     position 0, and its logits at the last of them are scored against ``targets[:, n]``.
 
     Args:
         next_logits: ids ``(B, t)`` -> logits ``(B, t, V)`` (a model's forward pass).
         inputs, targets: ``(B, N)`` ids and next-id targets; a negative target is not scored.
-        window: the longest context the model is given (its position table's rows).
+        context: the most ids the model is given (its position table's rows).
 
     Returns:
         ``(N,)`` mean cross-entropy (nats) over the batch at each step; ``nan`` at a step with
@@ -39,13 +39,13 @@ def sliding_window_losses(
     Raises:
         ValueError: ``inputs`` and ``targets`` are not ``(B, N)`` of one shape.
         TypeError: ``next_logits`` is not callable, or the targets are not integers.
-        TypeError, ValueError: a ``window`` that is not a positive integer.
+        TypeError, ValueError: a ``context`` that is not a positive integer.
     """
     if not callable(next_logits):
         raise TypeError(f"next_logits must be a callable taking ids (B, t), got {next_logits!r}")
     ids = np.asarray(inputs)
     y = np.asarray(targets)
-    window = check_int("window", window)
+    context = check_int("context", context)
     _check_pair(ids, y)
     check_integer_array("targets", y, None)  # a NaN target would pass as "not scored"
     losses = np.full(ids.shape[1], np.nan)
@@ -53,8 +53,8 @@ def sliding_window_losses(
         scored = y[:, n] >= 0
         if not scored.any():
             continue
-        context = ids[scored, max(0, n - window + 1) : n + 1]  # (b, <= window)
-        logits = next_logits(context)[:, -1]  # (b, V)
+        crop = ids[scored, max(0, n - context + 1) : n + 1]  # (b, <= context)
+        logits = next_logits(crop)[:, -1]  # (b, V)
         losses[n] = cross_entropy(logits, y[scored, n])[0]
     return losses
 
@@ -71,7 +71,7 @@ def crop_losses(
     Away", arXiv:1805.04623, section 4).
 
     The prediction at position ``n`` is made from ``inputs[:, n - keep + 1 : n + 1]`` alone,
-    re-embedded from position 0 (as :func:`sliding_window_losses` does once its window is full),
+    re-embedded from position 0 (as :func:`cropped_stream_losses` does once its crop is full),
     and scored against ``targets[:, n]``. All the crops run as one batch.
 
     Args:
@@ -102,8 +102,8 @@ def crop_losses(
             f"at must hold positions in [{keep - 1}, {n_steps}) (a full crop of {keep} ids "
             f"ending there), got {ends.min()} to {ends.max()}"
         )
-    window = ends[:, None] - keep + 1 + np.arange(keep)  # (len(at), keep) positions
-    crops = ids[:, window].reshape(-1, keep).astype(np.intp)  # (B * len(at), keep)
+    positions = ends[:, None] - keep + 1 + np.arange(keep)  # (len(at), keep)
+    crops = ids[:, positions].reshape(-1, keep).astype(np.intp)  # (B * len(at), keep)
     logits = next_logits(crops)[:, -1]  # (B * len(at), V)
     return losses_of_logits(logits, y[:, ends].reshape(-1)).reshape(len(ids), len(ends))
 

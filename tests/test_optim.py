@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from gptembed import attention_model, readout
-from gptembed.optim import Adam, Evaluation, cross_entropy, fit
+from gptembed.optim import Adam, Evaluation, cross_entropy, fit, losses_of_logits
 from tests.gradcheck import numerical_grad
 
 
@@ -332,3 +332,8 @@ def test_adam_refuses_float16_parameters() -> None:
     -inf (issue 25)."""
     with pytest.raises(TypeError, match="parameter 'w' is float16: Adam needs float32 or float64"):
         Adam(0.1).step({"w": np.ones(2, dtype=np.float16)}, {"w": np.full(2, 1e-4)})
+
+
+def test_losses_of_logits_refuse_complex_logits() -> None:
+    with pytest.raises(TypeError, match="logits must hold real numbers, got dtype complex128"):
+        losses_of_logits(np.ones((2, 3)) + 1j, [0, 1])

@@ -6,6 +6,7 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import math
+import tracemalloc
 from typing import Any
 
 import numpy as np
@@ -424,3 +425,25 @@ def test_sizes_too_large_for_memory_are_refused_by_name() -> None:
     long = dataclasses.replace(ONE_BLOCK, seq_len=10**6)
     with pytest.raises(ValueError, match=r"batch_size 32 x n_heads 2 x n_layers 1 x seq_len\*\*2"):
         train(long, np.zeros(10**6 + 1, int))
+
+
+def test_scoring_keeps_nothing_once_it_returns() -> None:
+    """logits made a (K, K) mask for every block of queries and cached 32 of them: 1.2 GiB kept
+    after one window of 4,096. Now one mask a pass, dropped on return, and no cache anywhere."""
+    model = at_length(perturbed(dataclasses.replace(ONE_BLOCK, scheme="alibi")), 300)
+    ids = np.random.default_rng(0).integers(ONE_BLOCK.vocab_size, size=(1, 300))
+    logits(model, ids, window=20, sinks=2)  # numpy's own first-call allocations
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        for kwargs in ({}, {"window": 20}, {"window": 30, "sinks": 3}):
+            logits(model, ids, **kwargs)
+            token_losses(model, ids[:, :-1], ids[:, 1:], **kwargs)
+            forward(model, ids, **kwargs)
+        kept = tracemalloc.get_traced_memory()[0] - before
+    finally:
+        tracemalloc.stop()
+    assert kept < 64 * 1024, f"{kept:,} bytes kept after scoring"
+    for module in (gpt, _transformer):
+        cached = [name for name, obj in vars(module).items() if hasattr(obj, "cache_info")]
+        assert not cached, f"{module.__name__} caches {cached}"

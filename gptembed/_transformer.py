@@ -117,6 +117,19 @@ class Window:
     size: int | None = None
     sinks: int = 0
 
+    def checked_for(self, seq_len: int) -> Window:
+        """This window, for sequences of ``seq_len`` ids.
+
+        Raises:
+            ValueError: more sinks than the sequence has keys.
+        """
+        if self.sinks > seq_len:
+            raise ValueError(
+                f"sinks={self.sinks} with {seq_len} ids: a sequence has only {seq_len} first keys "
+                f"to keep, so sinks must lie in [0, {seq_len}]"
+            )
+        return self
+
     def blocked(self, seq_len: int) -> NDArray[np.bool_]:
         """``(T, T)``, True where query ``i`` (down) may not see key ``j`` (across)."""
         t = np.arange(seq_len)
@@ -209,9 +222,8 @@ def attend(
         """The attention weights of the queries ``rows`` on the first ``n_keys`` keys."""
         scores = q[..., rows, :] @ k[..., :n_keys, :].swapaxes(-1, -2)
         if q_sinks is not None:
-            scores[..., : window.sinks] = q_sinks[..., rows, :] @ k[
-                ..., : window.sinks, :
-            ].swapaxes(-1, -2)
+            sinks = min(window.sinks, n_keys)  # a block of early queries sees fewer keys
+            scores[..., :sinks] = q_sinks[..., rows, :] @ k[..., :sinks, :].swapaxes(-1, -2)
         scores *= scale  # in place: one array of scores, not two
         if bias is not None:
             scores -= bias[..., rows, :n_keys]

@@ -498,18 +498,20 @@ def forward(
             or hold no position (``T = 0``: no query has a key to attend to); a ``window`` that
             is not an integer >= 1 or ``sinks`` not one >= 0; ``window`` or ``sinks`` with a
             ``start_pos`` or ``position_ids`` (a cache counts from the sequence's first id);
-            ``sinks`` without ``window``, or for an absolute scheme (``"learned"``,
-            ``"sinusoidal"``), whose positions are in the inputs: a cache cannot move them.
+            ``sinks`` over ``T`` (the keys there are), without ``window``, or for an absolute
+            scheme (``"learned"``, ``"sinusoidal"``), whose positions are in the inputs: a cache
+            cannot move them.
     """
     kept = _check_window(model, window, sinks, start_pos, position_ids)
     ids, positions = _checked_ids(model, token_ids, start_pos, position_ids)
-    return _forward(model, ids, positions, kept)
+    return _forward(model, ids, positions, kept.checked_for(ids.shape[1]))
 
 
 def _check_window(
     model: GPT, window: int | None, sinks: int, start_pos: int, position_ids: ArrayLike | None
 ) -> Window:
-    """The :class:`Window` of :func:`forward`'s ``window`` and ``sinks``, checked."""
+    """The :class:`Window` of :func:`forward`'s ``window`` and ``sinks``, checked (against the
+    sequence's length by :meth:`Window.checked_for`)."""
     sinks = check_int("sinks", sinks, minimum=0)
     if window is None:
         if sinks:
@@ -618,7 +620,7 @@ def logits(
     few at a time (:data:`EVAL_TOKENS`)."""
     kept = _check_window(model, window, sinks, start_pos, position_ids)
     ids, positions = _checked_ids(model, token_ids, start_pos, position_ids)
-    return _chunked_logits(model, ids, positions, kept)
+    return _chunked_logits(model, ids, positions, kept.checked_for(ids.shape[1]))
 
 
 def loss_and_grads(

@@ -447,3 +447,23 @@ def test_scoring_keeps_nothing_once_it_returns() -> None:
     for module in (gpt, _transformer):
         cached = [name for name, obj in vars(module).items() if hasattr(obj, "cache_info")]
         assert not cached, f"{module.__name__} caches {cached}"
+
+
+@pytest.mark.parametrize("scheme", ["rotary", "alibi", "none"])
+def test_more_sinks_than_keys_are_refused_and_sinks_past_a_block_score_as_in_one_piece(
+    scheme: str,
+) -> None:
+    """Rotary with more sinks than the sequence has keys broke on a numpy broadcast; so did
+    logits with more sinks than the first block of queries has keys (70 sinks, blocks of 64)."""
+    config = dataclasses.replace(ONE_BLOCK, scheme=scheme, dtype="float64")
+    model = at_length(perturbed(config), 200)
+    ids = np.random.default_rng(2).integers(config.vocab_size, size=(2, 200))
+    for score in (logits, lambda *a, **k: forward(*a, **k).logits):
+        with pytest.raises(
+            ValueError, match=r"sinks=65 with 64 ids: .* sinks must lie in \[0, 64\]"
+        ):
+            score(model, ids[:, :64], window=8, sinks=65)
+    whole = forward(model, ids, window=30, sinks=70).logits
+    np.testing.assert_allclose(
+        logits(model, ids, window=30, sinks=70), whole, rtol=1e-12, atol=1e-13
+    )

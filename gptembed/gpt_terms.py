@@ -17,6 +17,11 @@ from ._checks import check_float
 from ._transformer import LN_EPS
 from .attention_terms import ScoreTerms
 from .gpt import GPT
+from .positions import Scheme
+
+SPLIT_SCHEMES: tuple[Scheme, ...] = ("learned", "sinusoidal", "none")
+"""The schemes whose first scores :func:`score_terms` splits exactly: position is added to the
+tokens, or absent."""
 
 
 def score_terms(
@@ -43,15 +48,27 @@ def score_terms(
     query and key biases) go with the position part: it is what every token at a position
     shares, and the token part is what the token adds.
 
+    The split holds where position enters as a table added to the tokens (``"learned"``,
+    ``"sinusoidal"``), or not at all (``"none"``, whose table is zeros); ``"rotary"`` rotates the
+    queries and keys after the projection and ``"alibi"`` adds a bias to the scores, neither of
+    which these four terms hold, so those schemes are refused.
+
     Returns:
         ``n_heads`` :class:`ScoreTerms`, each ``(B, T, T)`` (or ``(T, T)`` for ``(T,)`` ids),
         scaled by ``1 / sqrt(D / n_heads)`` as the scores are.
 
     Raises:
+        ValueError: a ``"rotary"`` or ``"alibi"`` model.
         TypeError, ValueError: as :meth:`GPTStyleEmbedding.check_ids`, or a ``fixed_scale``
             that is not a finite number > 0 (0 and NaN gave NaN terms, a negative one terms of
             the wrong sign).
     """
+    if model.scheme not in SPLIT_SCHEMES:
+        raise ValueError(
+            f"score_terms splits the scores of the schemes {SPLIT_SCHEMES}, got {model.scheme!r}: "
+            "its positions act on the queries and keys or on the scores after the projection, "
+            "which no token or position term holds"
+        )
     ids = model.embedding.check_ids(token_ids, start_pos)
     if fixed_scale is not None:
         fixed_scale = check_float("fixed_scale", fixed_scale, above=0)

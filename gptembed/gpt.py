@@ -49,6 +49,7 @@ from ._checks import (
     check_in_range,
     check_int,
     check_integer_array,
+    check_type,
 )
 from ._kernels import gather_add
 from ._lookup import checked_lookup, table_grads
@@ -156,6 +157,36 @@ class GPTConfig(RunConfig):
         (``n_layer`` and ``n_head``, now ``n_layers`` and ``n_heads``)."""
         renamed = {_STORED_NAMES.get(name, name): value for name, value in fields.items()}
         return cls(**renamed)
+
+    def check_model(self, model: GPT) -> GPT:
+        """``model``, if this config could have made it: its sizes, head count, scheme, rotary
+        base and dtype are the config's (:func:`train` and :func:`~gptembed.gpt_runs.save`
+        refuse any other: a 4-head rotary model trained under a 2-head ALiBi config, whose
+        arrays have the same shapes, came back trained as the config's).
+
+        Raises:
+            TypeError: ``model`` is not a :class:`GPT`.
+            ValueError: naming each field in which the model differs from the config.
+        """
+        check_type("model", model, GPT)
+        found = {
+            "vocab_size": model.embedding.vocab_size,
+            "seq_len": model.max_seq_len,
+            "n_layers": model.n_layers,
+            "n_heads": model.n_heads,
+            "embed_dim": model.embedding.embed_dim,
+            "dtype": model.embedding.dtype.name,
+            "scheme": model.scheme,
+            "rotary_base": model.rotary_base,
+        }
+        wrong = [
+            f"{name} {value!r} (the config's {getattr(self, name)!r})"
+            for name, value in found.items()
+            if value != getattr(self, name)
+        ]
+        if wrong:
+            raise ValueError(f"the model does not match its config: {', '.join(wrong)}")
+        return model
 
     def learning_rate_at(self, step: int) -> float:
         """The learning rate of step ``step`` (0-based) of ``steps``: warmup, then cosine decay.
@@ -734,10 +765,14 @@ def train(
 
     Raises:
         TypeError: ``model`` is not a :class:`GPT`, or the stream does not hold integers.
-        ValueError: an id of the stream outside ``[0, vocab_size)``; ``model``'s arrays do not
-            have the shapes ``config`` gives (``seq_len`` position rows, for one); or a step's
-            attention weights would not fit in the machine's memory.
+        ValueError: an id of the stream outside ``[0, vocab_size)``; a ``model`` that ``config``
+            did not make (:meth:`GPTConfig.check_model`: ``seq_len`` position rows, the heads,
+            the scheme, the dtype...); or a step's attention weights would not fit in the
+            machine's memory.
+        FloatingPointError: a step's loss is not finite (NaN or inf): training stops there.
     """
+    if model is not None:
+        config.check_model(model)
     ids = check_integer_array("stream", stream, config.vocab_size)
     check_in_range("stream id", ids, config.vocab_size, "ids")
     itemsize = np.dtype(config.dtype).itemsize
@@ -749,11 +784,28 @@ def train(
             config.seq_len, config.n_heads, config.n_layers, config.batch_size, itemsize
         ),
     )
+    steps: list[float] = []
+
+    def finite_step(
+        model: GPT, inputs: ArrayLike, targets: ArrayLike
+    ) -> tuple[float, dict[str, Floats]]:
+        """:func:`loss_and_grads`, stopping at the first loss that is not finite: an update
+        from it would make every weight NaN, and the steps after it would train nothing."""
+        loss, grads = loss_and_grads(model, inputs, targets)
+        if not math.isfinite(loss):
+            raise FloatingPointError(
+                f"step {len(steps)}'s loss is {loss}: training stopped there (a learning rate "
+                f"too high for the model, {config.learning_rate} at most here, or weights that "
+                "were not finite to begin with)"
+            )
+        steps.append(loss)
+        return loss, grads
+
     return run_training(
         config,
         model,
         init_model,
-        loss_and_grads,
+        finite_step,
         lambda seed: random_windows(ids, config.batch_size, config.seq_len, seed=seed),
         schedule=config.learning_rate_at,
         after_step=after_step,

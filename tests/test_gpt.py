@@ -338,7 +338,7 @@ def test_training_continues_from_a_given_model_even_one_with_a_grown_table() -> 
         np.testing.assert_array_equal(array, before[name], err_msg=name)
     assert more.model.embedding.max_seq_len == 16
     assert more.losses[0] < train(longer, stream).losses[0]  # it started from what it knew
-    with pytest.raises(ValueError, match=r"position_embeddings \(8, 8\) \(the config's: \(16"):
+    with pytest.raises(ValueError, match=r"its config: seq_len 8 \(the config's 16\)"):
         train(longer, stream, first)
 
 
@@ -467,3 +467,43 @@ def test_more_sinks_than_keys_are_refused_and_sinks_past_a_block_score_as_in_one
     np.testing.assert_allclose(
         logits(model, ids, window=30, sinks=70), whole, rtol=1e-12, atol=1e-13
     )
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        ({"scheme": "alibi"}, r"scheme 'rotary' \(the config's 'alibi'\)"),
+        ({"n_heads": 1}, r"n_heads 2 \(the config's 1\)"),
+        ({"rotary_base": 500.0}, r"rotary_base 10000.0 \(the config's 500.0\)"),
+        ({"dtype": "float64"}, r"dtype 'float32' \(the config's 'float64'\)"),
+        ({"vocab_size": 9}, r"vocab_size 7 \(the config's 9\)"),
+        ({"embed_dim": 16}, r"embed_dim 8 \(the config's 16\)"),
+        ({"n_layers": 2}, r"n_layers 1 \(the config's 2\)"),
+    ],
+)
+def test_training_refuses_a_model_its_config_did_not_build(
+    change: dict[str, Any], message: str
+) -> None:
+    """train(config, stream, model) trained a rotary 4-head model as the config's 2-head
+    alibi one (the arrays have the same shapes), and came back learned under the config's."""
+    rotary = dataclasses.replace(ONE_BLOCK, scheme="rotary", steps=2)
+    model = init_model(rotary)
+    with pytest.raises(ValueError, match=f"the model does not match its config: {message}"):
+        train(dataclasses.replace(rotary, **change), np.tile(np.arange(7), 20), model)
+
+
+def test_training_stops_at_the_first_loss_that_is_not_finite() -> None:
+    config = dataclasses.replace(ONE_BLOCK, steps=5, warmup=0)
+    model = init_model(config)
+    model.w_fc[0, 0, 0] = np.nan
+    done: list[int] = []
+    with pytest.raises(FloatingPointError, match=r"step 0's loss is nan: training stopped"):
+        train(config, np.tile(np.arange(7), 20), model, after_step=lambda n, m: done.append(n))
+    assert done == []
+    huge = dataclasses.replace(config, learning_rate=1e30)
+    with (
+        np.errstate(over="ignore", invalid="ignore"),  # on the way to the loss that stops it
+        pytest.raises(FloatingPointError, match=r"step \d's loss is (nan|inf)"),
+    ):
+        train(huge, np.tile(np.arange(7), 20), after_step=lambda n, m: done.append(n))
+    assert 1 <= len(done) < huge.steps

@@ -15,6 +15,7 @@ from typing import TypeAlias
 import numpy as np
 from numpy.typing import NDArray
 
+from ._checks import check_int
 from .positions import Scheme, alibi_slopes, rotate
 
 Floats: TypeAlias = NDArray[np.floating]
@@ -116,6 +117,41 @@ class Window:
 
     size: int | None = None
     sinks: int = 0
+
+    @classmethod
+    def of(
+        cls,
+        window: int | None,
+        sinks: int,
+        scheme: Scheme,
+        start_pos: int,
+        position_ids: object,
+    ) -> Window:
+        """The window of a model of ``scheme`` called with ``window`` and ``sinks`` (and
+        ``start_pos`` and ``position_ids``), checked (against the length by
+        :meth:`checked_for`).
+
+        Raises:
+            TypeError, ValueError: as the small GPT's ``forward``.
+        """
+        sinks = check_int("sinks", sinks, minimum=0)
+        if window is None:
+            if sinks:
+                raise ValueError(f"sinks={sinks} needs a window: without one every key is kept")
+            return cls()
+        window = check_int("window", window)
+        if start_pos or position_ids is not None:
+            raise ValueError(
+                "window and sinks count positions from the sequence's first id: pass neither "
+                "start_pos nor position_ids with them"
+            )
+        if sinks and scheme in ("learned", "sinusoidal"):
+            raise ValueError(
+                f"sinks need a relative scheme (rotary, alibi or none), got {scheme!r}: an "
+                "absolute scheme's positions are added to the inputs, so keeping a first token "
+                "in the cache cannot give it a position within the cache"
+            )
+        return cls(window, sinks)
 
     def checked_for(self, seq_len: int) -> Window:
         """This window, for sequences of ``seq_len`` ids.

@@ -158,6 +158,27 @@ class GPTConfig(RunConfig):
         renamed = {_STORED_NAMES.get(name, name): value for name, value in fields.items()}
         return cls(**renamed)
 
+    def parameter_shapes(self) -> dict[str, tuple[int, ...]]:
+        """The shape of each array of the model this config makes, keyed and ordered as
+        :meth:`GPT.parameters` (``V``, ``L``, ``D``, ``N`` the config's vocab_size, seq_len,
+        embed_dim and n_layers): what :func:`~gptembed.gpt_runs.load` checks a file's arrays
+        against before it makes the model."""
+        vocab, rows, dim, layers = self.vocab_size, self.seq_len, self.embed_dim, self.n_layers
+        return {
+            "token_embeddings": (vocab, dim),
+            "position_embeddings": (rows, dim),
+            **{name: (layers, dim) for name in ("ln1_gain", "ln1_bias")},
+            "w_attn": (layers, dim, 3 * dim),
+            "b_attn": (layers, 3 * dim),
+            "w_attn_proj": (layers, dim, dim),
+            **{name: (layers, dim) for name in ("b_attn_proj", "ln2_gain", "ln2_bias")},
+            "w_fc": (layers, dim, 4 * dim),
+            "b_fc": (layers, 4 * dim),
+            "w_mlp_proj": (layers, 4 * dim, dim),
+            "b_mlp_proj": (layers, dim),
+            **{name: (dim,) for name in ("lnf_gain", "lnf_bias")},
+        }
+
     def check_model(self, model: GPT) -> GPT:
         """``model``, if this config could have made it: its sizes, head count, scheme, rotary
         base and dtype are the config's (:func:`train` and :func:`~gptembed.gpt_runs.save`
@@ -166,7 +187,8 @@ class GPTConfig(RunConfig):
 
         Raises:
             TypeError: ``model`` is not a :class:`GPT`.
-            ValueError: naming each field in which the model differs from the config.
+            ValueError: naming each field in which the model differs from the config, and each
+                array of another shape than the config's.
         """
         check_type("model", model, GPT)
         found = {
@@ -183,6 +205,12 @@ class GPTConfig(RunConfig):
             f"{name} {value!r} (the config's {getattr(self, name)!r})"
             for name, value in found.items()
             if value != getattr(self, name)
+        ]
+        shapes = self.parameter_shapes()
+        wrong += [
+            f"{name} {array.shape} (the config's {shapes[name]})"
+            for name, array in model.parameters().items()
+            if array.shape != shapes[name]
         ]
         if wrong:
             raise ValueError(f"the model does not match its config: {', '.join(wrong)}")
@@ -288,37 +316,24 @@ def init_model(config: GPTConfig) -> GPT:
     )
     embedding.position_embeddings[:] = _position_table(config.scheme, embedding.position_embeddings)
     rng = weights_rng(seed=config.seed)
-    layers, dim = config.n_layers, config.embed_dim
-    residual_std = INIT_STD / math.sqrt(2 * layers)
-
-    def normal(shape: tuple[int, ...], std: float) -> Floats:
-        return (rng.standard_normal(shape) * std).astype(dtype)
-
-    def zeros(*shape: int) -> Floats:
-        return np.zeros(shape, dtype=dtype)
-
-    def ones(*shape: int) -> Floats:
-        return np.ones(shape, dtype=dtype)
-
+    residual_std = INIT_STD / math.sqrt(2 * config.n_layers)
+    arrays = {}
+    for name, shape in config.parameter_shapes().items():  # drawn in this order
+        if name.endswith("embeddings"):
+            continue
+        if name.endswith("_gain"):
+            arrays[name] = np.ones(shape, dtype=dtype)
+        elif name.startswith("b_") or name.endswith("_bias"):
+            arrays[name] = np.zeros(shape, dtype=dtype)
+        else:  # the residual stream's two projections start smaller
+            std = residual_std if name in ("w_attn_proj", "w_mlp_proj") else INIT_STD
+            arrays[name] = (rng.standard_normal(shape) * std).astype(dtype)
     return GPT(
         embedding=embedding,
         n_heads=config.n_heads,
         scheme=config.scheme,
         rotary_base=config.rotary_base,
-        ln1_gain=ones(layers, dim),
-        ln1_bias=zeros(layers, dim),
-        w_attn=normal((layers, dim, 3 * dim), INIT_STD),
-        b_attn=zeros(layers, 3 * dim),
-        w_attn_proj=normal((layers, dim, dim), residual_std),
-        b_attn_proj=zeros(layers, dim),
-        ln2_gain=ones(layers, dim),
-        ln2_bias=zeros(layers, dim),
-        w_fc=normal((layers, dim, 4 * dim), INIT_STD),
-        b_fc=zeros(layers, 4 * dim),
-        w_mlp_proj=normal((layers, 4 * dim, dim), residual_std),
-        b_mlp_proj=zeros(layers, dim),
-        lnf_gain=ones(dim),
-        lnf_bias=zeros(dim),
+        **arrays,
     )
 
 
@@ -533,34 +548,9 @@ def forward(
             scheme (``"learned"``, ``"sinusoidal"``), whose positions are in the inputs: a cache
             cannot move them.
     """
-    kept = _check_window(model, window, sinks, start_pos, position_ids)
+    kept = Window.of(window, sinks, model.scheme, start_pos, position_ids)
     ids, positions = _checked_ids(model, token_ids, start_pos, position_ids)
     return _forward(model, ids, positions, kept.checked_for(ids.shape[1]))
-
-
-def _check_window(
-    model: GPT, window: int | None, sinks: int, start_pos: int, position_ids: ArrayLike | None
-) -> Window:
-    """The :class:`Window` of :func:`forward`'s ``window`` and ``sinks``, checked (against the
-    sequence's length by :meth:`Window.checked_for`)."""
-    sinks = check_int("sinks", sinks, minimum=0)
-    if window is None:
-        if sinks:
-            raise ValueError(f"sinks={sinks} needs a window: without one every key is kept")
-        return Window()
-    window = check_int("window", window)
-    if start_pos or position_ids is not None:
-        raise ValueError(
-            "window and sinks count positions from the sequence's first id: pass neither "
-            "start_pos nor position_ids with them"
-        )
-    if sinks and model.scheme in ("learned", "sinusoidal"):
-        raise ValueError(
-            f"sinks need a relative scheme (rotary, alibi or none), got {model.scheme!r}: an "
-            "absolute scheme's positions are added to the inputs, so keeping a first token in "
-            "the cache cannot give it a position within the cache"
-        )
-    return Window(window, sinks)
 
 
 def _checked_ids(
@@ -649,7 +639,7 @@ def logits(
     """Next-token logits ``(B, T, V)`` of ids ``(B, T)``; the arguments and errors are
     :func:`forward`'s. Without the trace that :func:`forward` keeps, the windows go through a
     few at a time (:data:`EVAL_TOKENS`)."""
-    kept = _check_window(model, window, sinks, start_pos, position_ids)
+    kept = Window.of(window, sinks, model.scheme, start_pos, position_ids)
     ids, positions = _checked_ids(model, token_ids, start_pos, position_ids)
     return _chunked_logits(model, ids, positions, kept.checked_for(ids.shape[1]))
 

@@ -17,9 +17,8 @@ import numpy as np
 from numpy.typing import DTypeLike, NDArray
 
 from ._checks import check_float_dtype
-from ._npz import check_stored, read_stored, save_npz
+from ._npz import READ_ERRORS, array_header, open_stored, read_stored, save_npz
 from .gpt import GPT, GPTConfig, init_model
-from .optim import start_from
 from .positions import SCHEMES, Scheme
 
 
@@ -60,19 +59,12 @@ def save(
             runs are stored so, to keep the package small).
 
     Raises:
-        ValueError: as :func:`~gptembed._npz.npz_path`; or a model that does not match
-            ``run.config`` (arrays of other shapes, such as a grown position table, or another
-            head count or scheme), which :func:`load` could not rebuild.
+        ValueError: as :func:`~gptembed._npz.npz_path`; or a model that ``run.config`` did
+            not make (:meth:`~gptembed.gpt.GPTConfig.check_model`: a grown position table,
+            another head count, scheme or dtype...), which :func:`load` could not rebuild.
         TypeError: ``run.model`` is not a :class:`GPT`, or ``weights_dtype`` is not floating.
     """
-    start_from(init_model(run.config), run.model)  # refuses arrays of other shapes
-    model, config = run.model, run.config
-    for name in ("n_heads", "scheme", "rotary_base"):
-        if getattr(model, name) != getattr(config, name):
-            raise ValueError(
-                f"the model has {name} {getattr(model, name)!r}, its config "
-                f"{getattr(config, name)!r}: load would build the config's"
-            )
+    model = run.config.check_model(run.model)
     stored = model.embedding.dtype if weights_dtype is None else check_float_dtype(weights_dtype)
     header = {"config": asdict(run.config), "info": run.info}
     arrays: dict[str, Any] = {
@@ -85,41 +77,71 @@ def save(
     save_npz(path, arrays)
 
 
+CURVES = ("losses", "held_out_steps", "held_out_losses")
+"""The curves a stored run holds beside its header and weights."""
+
+
 def load(file: str | os.PathLike[str] | IO[bytes], *, dtype: DTypeLike | None = None) -> StoredRun:
     """Read a run that :func:`save` wrote.
 
+    Every array's name, shape and dtype is checked against the header's config, from the file's
+    own ``.npy`` headers, before the model is made: a small file whose header claims a large
+    model is refused without allocating it.
+
     Args:
-        file: the ``.npz`` file.
+        file: the ``.npz`` file (a path without ``.npz`` gets it, as :func:`save` adds it), or
+            an open binary file.
         dtype: the model's dtype; by default the run's own (``config.dtype``). The stored values
             are kept exactly either way (float16 or float32 to float64 is exact); ``config``
             stays the run's.
 
     Raises:
-        ValueError: the file is not a stored run (it lacks the header or a curve), lacks an
-            array the model needs, or one has the wrong shape.
+        FileNotFoundError: no such file.
+        ValueError: naming the file: it is not a stored run (empty, cut short, damaged, a
+            ``.npy``, no header or curve), its header is not a run's (not JSON, no config, a
+            config that is not a :class:`GPTConfig`'s), or an array the model needs is missing,
+            of another shape, or not floating point.
         TypeError: ``dtype`` is not float32 or float64.
     """
-    with np.load(file) as data:
-        check_stored(
-            data, ("header", "losses", "held_out_steps", "held_out_losses"), "a stored run"
-        )
-        header = json.loads(str(data["header"]))
-        config = GPTConfig.from_stored(header["config"])
-        as_dtype = config.dtype if dtype is None else check_float_dtype(dtype).name
-        model = init_model(replace(config, dtype=as_dtype))
-        for name, array in model.parameters().items():
-            if name not in data or data[name].shape != array.shape:
-                got = data[name].shape if name in data else "nothing"
-                raise ValueError(f"stored run: {name} must have shape {array.shape}, got {got}")
-            array[...] = data[name]
+    as_dtype = None if dtype is None else check_float_dtype(dtype).name
+    with open_stored(file, ("header", *CURVES), "a stored run") as (data, label):
+        try:
+            header = json.loads(str(data["header"]))
+        except (*READ_ERRORS, json.JSONDecodeError) as error:
+            raise ValueError(f"{label}: its header is not JSON: {error}") from error
+        config = _header_config(header, label)
+        for name, shape in config.parameter_shapes().items():  # before the model is made
+            got, kind = array_header(data, name, label) if name in data else ("nothing", None)
+            if got != shape:
+                raise ValueError(f"{label}: {name} must have shape {shape}, got {got}")
+            if kind is None or kind.kind != "f":
+                raise ValueError(f"{label}: {name} must be floating point, got {kind}")
+        model = init_model(replace(config, dtype=as_dtype or config.dtype))
+        try:
+            for name, array in model.parameters().items():
+                array[...] = data[name]
+            curves = [data[name] for name in CURVES]
+        except READ_ERRORS as error:
+            raise ValueError(f"{label}: not a stored run, damaged: {error}") from error
         return StoredRun(
             model,
             config,
-            data["losses"].astype(np.float64),
-            data["held_out_steps"].astype(np.intp),
-            data["held_out_losses"].astype(np.float64),
+            curves[0].astype(np.float64),
+            curves[1].astype(np.intp),
+            curves[2].astype(np.float64),
             header["info"],
         )
+
+
+def _header_config(header: object, label: str) -> GPTConfig:
+    """The config of a stored run's ``header``, refused as a ValueError naming ``label``."""
+    if not isinstance(header, dict) or not {"config", "info"} <= header.keys():
+        held = sorted(header) if isinstance(header, dict) else type(header).__name__
+        raise ValueError(f"{label}: its header lacks 'config' or 'info' (it holds {held})")
+    try:
+        return GPTConfig.from_stored(header["config"])
+    except (TypeError, ValueError, AttributeError) as error:
+        raise ValueError(f"{label}: its header's config is not a GPTConfig's: {error}") from error
 
 
 def stored_run(*, seed: int = 0, dtype: DTypeLike | None = None) -> StoredRun:
@@ -130,9 +152,10 @@ def stored_run(*, seed: int = 0, dtype: DTypeLike | None = None) -> StoredRun:
     that what they print does not depend on how a CPU rounds float32 sums.
 
     Raises:
-        ValueError: no run is stored for ``seed``.
+        ValueError: no run is stored for ``seed``, or the file stored for it holds another run.
     """
-    return read_stored("gpt_seed", seed, "stored run", lambda file: load(file, dtype=dtype))
+    run = read_stored("gpt_seed", seed, "stored run", lambda file: load(file, dtype=dtype))
+    return _checked(run, "learned", seed, "the stored run")
 
 
 def stored_scheme_run(
@@ -146,10 +169,21 @@ def stored_scheme_run(
     ``dtype`` as in :func:`load`.
 
     Raises:
-        ValueError: ``scheme`` is not one of the five, or no run is stored for ``seed``.
+        ValueError: ``scheme`` is not one of the five, no run is stored for ``seed``, or the
+            file stored for them holds another run.
     """
     if scheme not in SCHEMES:
         raise ValueError(f"scheme must be one of {SCHEMES}, got {scheme!r}")
-    return read_stored(
+    run = read_stored(
         f"scheme_{scheme}_seed", seed, f"stored {scheme} run", lambda file: load(file, dtype=dtype)
     )
+    return _checked(run, scheme, seed, f"the stored {scheme} run")
+
+
+def _checked(run: StoredRun, scheme: Scheme, seed: int, what: str) -> StoredRun:
+    """``run``, if it is the ``scheme`` run of ``seed`` that its file name says it is."""
+    if run.config.scheme != scheme:
+        raise ValueError(f"{what} for seed {seed} holds a {run.config.scheme!r} run")
+    if run.config.seed != seed:
+        raise ValueError(f"{what} for seed {seed} holds seed {run.config.seed}'s")
+    return run

@@ -7,8 +7,10 @@ import dataclasses
 import json
 import re
 import sys
+import tracemalloc
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 
 import numpy as np
 import pytest
@@ -192,11 +194,11 @@ def test_save_adds_npz_as_numpy_does_and_refuses_a_folder(tmp_path: Path) -> Non
 def test_save_refuses_a_run_that_load_could_not_read(tmp_path: Path) -> None:
     model = init_model(ONE_BLOCK)
     grown = dataclasses.replace(model, embedding=model.embedding.extended(16, method="tile"))
-    with pytest.raises(ValueError, match=r"position_embeddings \(16, 8\) \(the config's: \(8, 8\)"):
+    with pytest.raises(ValueError, match=r"seq_len 16 \(the config's 8\), position_embeddings"):
         save(tmp_path / "run.npz", _stored(grown, ONE_BLOCK))
-    with pytest.raises(ValueError, match="the model has n_heads 2, its config 1"):
+    with pytest.raises(ValueError, match=r"its config: n_heads 2 \(the config's 1\)"):
         save(tmp_path / "run.npz", _stored(model, dataclasses.replace(ONE_BLOCK, n_heads=1)))
-    with pytest.raises(ValueError, match="the model has scheme 'learned', its config 'alibi'"):
+    with pytest.raises(ValueError, match=r"its config: scheme 'learned' \(the config's 'alibi'\)"):
         save(tmp_path / "run.npz", _stored(model, dataclasses.replace(ONE_BLOCK, scheme="alibi")))
     assert not list(tmp_path.iterdir())
 
@@ -303,3 +305,119 @@ def test_ctrl_c_while_train_lm_trains_leaves_the_stored_file_as_it_was(
     assert steps == [0]
     assert stored.read_bytes() == b"the run stored before"
     assert list(tmp_path.iterdir()) == [stored]
+
+
+def test_a_float64_model_round_trips_exactly_and_another_dtype_than_its_config_is_refused(
+    tmp_path: Path,
+) -> None:
+    """A float64 model saved under a float32 config came back float32, its digits lost."""
+    wide = dataclasses.replace(ONE_BLOCK, dtype="float64")
+    model = init_model(wide)
+    model.w_fc += 1e-12  # digits float32 does not hold
+    save(tmp_path / "run.npz", _stored(model, wide))
+    back = load(tmp_path / "run.npz").model
+    for name, array in model.parameters().items():
+        assert back.parameters()[name].dtype == np.float64
+        np.testing.assert_array_equal(back.parameters()[name], array, err_msg=name)
+    with pytest.raises(ValueError, match=r"dtype 'float64' \(the config's 'float32'\)"):
+        save(tmp_path / "narrow.npz", _stored(model, ONE_BLOCK))
+    assert not (tmp_path / "narrow.npz").exists()
+
+
+def test_load_reads_the_file_save_wrote_for_a_path_without_npz(tmp_path: Path) -> None:
+    """save("run") wrote run.npz, and load("run") looked for run and did not find it."""
+    save(tmp_path / "run", _stored(init_model(ONE_BLOCK), ONE_BLOCK))
+    assert load(tmp_path / "run").config == ONE_BLOCK
+    assert load(str(tmp_path / "run")).config == ONE_BLOCK
+
+
+def _run_file(tmp_path: Path) -> bytes:
+    save(tmp_path / "run.npz", _stored(init_model(ONE_BLOCK), ONE_BLOCK))
+    return (tmp_path / "run.npz").read_bytes()
+
+
+def _with_header(tmp_path: Path, header: str) -> Path:
+    with np.load(tmp_path / "run.npz") as data:
+        arrays = dict(data)
+    arrays["header"] = np.array(header)
+    path = tmp_path / f"edited{len(list(tmp_path.glob('edited*')))}.npz"
+    np.savez(path, **arrays)
+    return path
+
+
+def test_a_file_that_is_not_a_stored_run_is_refused_naming_it(tmp_path: Path) -> None:
+    """A .npy, an empty file, a truncated one, a flipped byte in the weights and malformed headers
+    raised TypeError, EOFError, BadZipFile, JSONDecodeError, KeyError and AttributeError where
+    a ValueError was promised."""
+    raw = _run_file(tmp_path)
+    np.save(tmp_path / "one.npy", np.zeros(3))
+    (tmp_path / "empty.npz").write_bytes(b"")
+    (tmp_path / "cut.npz").write_bytes(raw[: len(raw) // 2])
+    flipped = bytearray(raw)
+    flipped[raw.index(b"w_fc.npy") + 200] ^= 0xFF
+    (tmp_path / "flipped.npz").write_bytes(bytes(flipped))
+    cases = [
+        (
+            tmp_path / "one.npy",
+            r"not a \.npz file \(a path without \.npz is read as .*one\.npy\.npz",
+        ),
+        (tmp_path / "empty.npz", "it is empty"),
+        (tmp_path / "cut.npz", "File is not a zip file"),
+        (tmp_path / "flipped.npz", "Bad CRC-32 for file 'w_fc.npy'"),
+        (_with_header(tmp_path, "{not json"), "its header is not JSON"),
+        (_with_header(tmp_path, json.dumps({"info": {}})), "its header lacks 'config'"),
+        (_with_header(tmp_path, json.dumps({"config": "x", "info": {}})), "its header's config"),
+        (
+            _with_header(tmp_path, json.dumps({"config": {"bogus": 1}, "info": {}})),
+            "its header's config .*bogus",
+        ),
+    ]
+    for path, message in cases:
+        with pytest.raises(ValueError, match=f"{re.escape(str(path))}: .*{message}"):
+            load(path)
+    with (tmp_path / "one.npy").open("rb") as file:
+        with pytest.raises(ValueError, match=r"one\.npy: not a stored run: it holds one array"):
+            load(file)
+
+
+def test_load_checks_the_arrays_against_the_header_before_allocating(tmp_path: Path) -> None:
+    """A 2 KB file whose header claims a model of 4 GiB made load allocate that model before it
+    read one array. Each array's name, shape and dtype is checked first, from the file's
+    headers, without reading the arrays or making the model."""
+    _run_file(tmp_path)
+    huge = dataclasses.asdict(dataclasses.replace(ONE_BLOCK, vocab_size=2**27))
+    path = _with_header(tmp_path, json.dumps({"config": huge, "info": {}}))
+    assert path.stat().st_size < 20_000
+    tracemalloc.start()
+    try:
+        with pytest.raises(ValueError, match=r"token_embeddings must have shape \(134217728, 8\)"):
+            load(path)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 1024 * 1024
+    with np.load(tmp_path / "run.npz") as data:
+        arrays = dict(data)
+    arrays["w_fc"] = arrays["w_fc"].astype(np.int64)
+    np.savez(tmp_path / "ints.npz", **arrays)
+    with pytest.raises(ValueError, match=r"w_fc must be floating point, got int64"):
+        load(tmp_path / "ints.npz")
+
+
+def test_a_stored_scheme_run_is_the_scheme_and_seed_asked_for(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """stored_scheme_run("alibi") returned whatever run sat under that file name."""
+    _run_file(tmp_path)  # a learned run, seed 0
+
+    def the_learned_run(name: str, seed: int, what: str, read: Any) -> Any:
+        with (tmp_path / "run.npz").open("rb") as file:
+            return read(file)
+
+    monkeypatch.setattr(gpt_runs, "read_stored", the_learned_run)
+    with pytest.raises(ValueError, match=r"the stored alibi run for seed 0 holds a 'learned' run"):
+        stored_scheme_run("alibi")
+    with pytest.raises(ValueError, match=r"the stored learned run for seed 2 holds seed 0's"):
+        stored_scheme_run("learned", seed=2)
+    with pytest.raises(ValueError, match=r"the stored run for seed 1 holds seed 0's"):
+        stored_run(seed=1)

@@ -803,21 +803,28 @@ def train(
     )
 
 
-def at_length(model: GPT, seq_len: int, method: Extension = "fresh", *, seed: int = 1) -> GPT:
+def at_length(model: GPT, seq_len: int, method: Extension | None = None, *, seed: int = 1) -> GPT:
     """``model`` able to run ``seq_len`` positions: its position table with ``seq_len`` rows.
 
     A learned table grows by ``method`` (:meth:`~gptembed.embedding.GPTStyleEmbedding.extended`,
-    fresh rows drawn with ``seed``), a sinusoidal one by more rows of its formula; the zero
-    table of the other schemes by more zeros (rotary and ALiBi compute their positions, so they
-    run at any length as they are). A table already ``seq_len`` long is kept. Every other
-    array is shared with ``model``, not copied.
+    ``"fresh"`` by default, fresh rows drawn with ``seed``); a sinusoidal one by more rows of
+    its formula, the zero table of the other schemes by more zeros (rotary and ALiBi compute
+    their positions, so they run at any length as they are): for those a ``method`` has no
+    meaning and is refused. A table already ``seq_len`` long is kept. Every other array is
+    shared with ``model``, not copied.
 
     Raises:
+        ValueError: a ``method`` for a scheme other than ``"learned"``.
         TypeError, ValueError: as :meth:`~gptembed.embedding.GPTStyleEmbedding.extended`
             (``seq_len`` shorter than the table, an unknown ``method``, a bad ``seed``).
     """
     seq_len = check_int("seq_len", seq_len)
-    embedding = model.embedding.extended(seq_len, method=method, seed=seed)
+    if model.scheme != "learned" and method is not None:
+        raise ValueError(
+            f"method={method!r} grows a learned table; a {model.scheme!r} table grows by its own "
+            "rule: pass no method"
+        )
+    embedding = model.embedding.extended(seq_len, method=method or "fresh", seed=seed)
     if model.scheme != "learned":
         embedding.position_embeddings = _position_table(model.scheme, embedding.position_embeddings)
     return replace(model, embedding=embedding)

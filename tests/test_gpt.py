@@ -311,7 +311,7 @@ def test_window_and_sinks_refuse_what_a_cache_cannot_do() -> None:
 def test_at_length_grows_each_schemes_table_by_its_rule() -> None:
     for scheme in SCHEMES:
         model = init_model(dataclasses.replace(TINY, scheme=scheme))
-        longer = at_length(model, 9, "tile")
+        longer = at_length(model, 9, "tile" if scheme == "learned" else None)
         table = longer.embedding.position_embeddings
         assert table.shape == (9, 8) and longer.w_attn is model.w_attn
         if scheme == "learned":
@@ -507,3 +507,13 @@ def test_training_stops_at_the_first_loss_that_is_not_finite() -> None:
     ):
         train(huge, np.tile(np.arange(7), 20), after_step=lambda n, m: done.append(n))
     assert 1 <= len(done) < huge.steps
+
+
+@pytest.mark.parametrize("scheme", SCHEMES[1:])
+def test_at_length_refuses_a_growing_method_where_the_table_is_not_learned(scheme: str) -> None:
+    """at_length(model, L, "tile") grew a sinusoidal, rotary, ALiBi or empty table by its own
+    rule and ignored the method asked for."""
+    model = init_model(dataclasses.replace(TINY, scheme=scheme))
+    with pytest.raises(ValueError, match=f"method='tile' grows a learned table; a {scheme!r}"):
+        at_length(model, 9, "tile")
+    assert at_length(model, 9).max_seq_len == 9

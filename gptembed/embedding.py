@@ -292,10 +292,15 @@ class GPTStyleEmbedding:
 
         Raises:
             TypeError: ``max_seq_len`` or ``seed`` is not an integer.
-            ValueError: ``max_seq_len < L`` (shrinking), a negative ``seed``, or an unknown
-                ``method``.
+            ValueError: ``max_seq_len < L`` (shrinking), a table too large for the machine's
+                memory, a negative ``seed``, or an unknown ``method``.
         """
         new_len = check_int("max_seq_len", max_seq_len, minimum=self.max_seq_len)
+        check_fits_in_memory(
+            f"the extended table's max_seq_len {new_len:,} rows of embed_dim {self.embed_dim:,} "
+            f"in {self.dtype}",
+            new_len * self.embed_dim * self.dtype.itemsize,
+        )
         stream = np.random.SeedSequence(check_seed(seed)).spawn(1)[0]
         old = self.position_embeddings
         if method == "fresh":

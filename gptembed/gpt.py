@@ -546,11 +546,18 @@ def forward(
             ``start_pos`` or ``position_ids`` (a cache counts from the sequence's first id);
             ``sinks`` over ``T`` (the keys there are), without ``window``, or for an absolute
             scheme (``"learned"``, ``"sinusoidal"``), whose positions are in the inputs: a cache
-            cannot move them.
+            cannot move them; attention weights too large for the machine's memory.
     """
     kept = Window.of(window, sinks, model.scheme, start_pos, position_ids)
     ids, positions = _checked_ids(model, token_ids, start_pos, position_ids)
-    return _forward(model, ids, positions, kept.checked_for(ids.shape[1]))
+    batch, seq_len = ids.shape
+    itemsize = model.embedding.dtype.itemsize
+    check_fits_in_memory(
+        f"forward's attention weights, batch {batch:,} x n_heads {model.n_heads:,} x n_layers "
+        f"{model.n_layers:,} x T**2 {seq_len**2:,} in {model.embedding.dtype},",
+        attention_scores_bytes(seq_len, model.n_heads, model.n_layers, batch, itemsize),
+    )
+    return _forward(model, ids, positions, kept.checked_for(seq_len))
 
 
 def _checked_ids(
@@ -641,7 +648,11 @@ def logits(
     few at a time (:data:`EVAL_TOKENS`)."""
     kept = Window.of(window, sinks, model.scheme, start_pos, position_ids)
     ids, positions = _checked_ids(model, token_ids, start_pos, position_ids)
-    return _chunked_logits(model, ids, positions, kept.checked_for(ids.shape[1]))
+    seq_len = ids.shape[1]
+    check_fits_in_memory(  # the window's mask and ALiBi's distances: int64, (T, T)
+        f"the (T, T) mask of causal attention at T = {seq_len:,}:", 2 * seq_len**2 * 8
+    )
+    return _chunked_logits(model, ids, positions, kept.checked_for(seq_len))
 
 
 def loss_and_grads(

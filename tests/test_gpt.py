@@ -517,3 +517,17 @@ def test_at_length_refuses_a_growing_method_where_the_table_is_not_learned(schem
     with pytest.raises(ValueError, match=f"method='tile' grows a learned table; a {scheme!r}"):
         at_length(model, 9, "tile")
     assert at_length(model, 9).max_seq_len == 9
+
+
+def test_lengths_too_large_for_memory_are_refused_by_name() -> None:
+    """A table grown past memory, and a sequence whose (T, T) attention would not fit, reached
+    numpy, whose MemoryError names only a shape."""
+    model = init_model(ONE_BLOCK)
+    with pytest.raises(ValueError, match=r"max_seq_len 1,000,000,000,000 rows of embed_dim 8"):
+        at_length(model, 10**12)
+    ids = np.zeros((1, 200_000), dtype=int)
+    long = at_length(model, 200_000)
+    with pytest.raises(ValueError, match=r"attention at T = 200,000: .* more than this machine"):
+        logits(long, ids)
+    with pytest.raises(ValueError, match=r"attention weights, batch 1 x n_heads 2 x n_layers 1"):
+        forward(long, ids)

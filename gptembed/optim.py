@@ -68,10 +68,12 @@ def losses_of_logits(
     Raises:
         TypeError: logits that are not real numbers (complex, bool, strings), or targets that
             are not integers.
-        ValueError: targets of another shape than the logits without their last axis, or a
-            target outside ``[0, V)`` that is not ``ignore``.
+        ValueError: logits with no class axis, targets of another shape than the logits
+            without their last axis, or a target outside ``[0, V)`` that is not ``ignore``.
     """
     z = as_real_array("logits", logits)
+    if z.ndim < 1 or z.shape[-1] == 0:
+        raise ValueError(f"logits must have a last axis of V >= 1 classes, got shape {z.shape}")
     y = check_targets(targets, z.shape[:-1], z.shape[-1], like="the inputs' shape", ignore=ignore)
     picked = y if ignore is None else np.where(y == ignore, 0, y)
     top = z.max(axis=-1, keepdims=True)
@@ -86,10 +88,14 @@ def scored_positions(logits: NDArray[np.floating], targets: ArrayLike) -> NDArra
     Raises:
         TypeError: targets that are not integers.
         ValueError: targets of another shape, a target outside ``[0, V)`` that is not IGNORE,
-            or no position to score.
+            an empty batch, or no position to score.
     """
     shape, n_classes = logits.shape[:-1], logits.shape[-1]
     y = check_targets(targets, shape, n_classes, like="the ids' shape", ignore=IGNORE)
+    if y.size == 0:
+        raise ValueError(
+            f"the batch is empty (targets of shape {y.shape}): there is nothing to score"
+        )
     scored = y != IGNORE
     if not scored.any():
         raise ValueError(f"every target is IGNORE ({IGNORE}): there is nothing to score")

@@ -1,6 +1,6 @@
 """The package's own ``.npz`` files: where one goes, writing it whole, and knowing one when read.
 
-:func:`gptembed.gpt.save` and :func:`gptembed.growth.save_growth` write through here.
+:func:`gptembed.gpt_runs.save` and :func:`gptembed.growth.save_growth` write through here.
 """
 
 from __future__ import annotations
@@ -55,7 +55,7 @@ def save_npz(path: str | os.PathLike[str], arrays: Mapping[str, Any]) -> None:
     The arrays go to a new file in the same folder, which then replaces ``path`` in one step
     (``os.replace``, atomic within a file system): a save cut short by a full disk, Ctrl-C or a
     kill leaves the file stored before as it was (a kill may leave the hidden ``.tmp`` file).
-    :func:`~gptembed.gpt.save` and :func:`~gptembed.growth.save_growth` write through here.
+    :func:`~gptembed.gpt_runs.save` and :func:`~gptembed.growth.save_growth` write through here.
 
     Raises:
         ValueError: as :func:`npz_path`.

@@ -531,3 +531,10 @@ def test_lengths_too_large_for_memory_are_refused_by_name() -> None:
         logits(long, ids)
     with pytest.raises(ValueError, match=r"attention weights, batch 1 x n_heads 2 x n_layers 1"):
         forward(long, ids)
+
+
+def test_the_config_names_the_shapes_init_model_makes() -> None:
+    """load checks a file against parameter_shapes before it makes the model: the two agree."""
+    for config in (TINY, ONE_BLOCK, GPTConfig(n_layers=3, embed_dim=24, n_heads=3)):
+        made = {name: array.shape for name, array in init_model(config).parameters().items()}
+        assert list(made.items()) == list(config.parameter_shapes().items())

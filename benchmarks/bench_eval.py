@@ -27,7 +27,8 @@ import time  # noqa: E402
 import numpy as np  # noqa: E402
 from bench_embedding import cpu_model  # noqa: E402  # run as a script, benchmarks/ is on the path
 
-from gptembed import gpt  # noqa: E402
+from gptembed import _transformer, gpt  # noqa: E402
+from gptembed.gpt_runs import stored_run  # noqa: E402
 
 SIZES = (256, 512, 1024, 4096)
 """The values of ``EVAL_TOKENS`` timed against the whole batch at once."""
@@ -37,21 +38,21 @@ REPEATS = 7
 
 
 def _losses(
-    model: gpt.GPT, ids: np.ndarray, tokens: int, block: int = gpt.QUERY_BLOCK
+    model: gpt.GPT, ids: np.ndarray, tokens: int, block: int = _transformer.QUERY_BLOCK
 ) -> tuple[float, np.ndarray]:
     """CPU seconds of one ``token_losses`` call with ``EVAL_TOKENS = tokens`` and
     ``QUERY_BLOCK = block``, and its losses."""
-    gpt.EVAL_TOKENS, gpt.QUERY_BLOCK = tokens, block
+    gpt.EVAL_TOKENS, _transformer.QUERY_BLOCK = tokens, block
     start = time.process_time()
     losses = gpt.token_losses(model, ids[:, :-1], ids[:, 1:])
     return time.process_time() - start, losses
 
 
 def main() -> None:
-    default, default_block = gpt.EVAL_TOKENS, gpt.QUERY_BLOCK
+    default, default_block = gpt.EVAL_TOKENS, _transformer.QUERY_BLOCK
     whole = 10**9  # more positions than any batch: one piece
-    model = gpt.stored_run(seed=0).model
-    length = gpt.stored_run(seed=0).config.seq_len
+    model = stored_run(seed=0).model
+    length = stored_run(seed=0).config.seq_len
     rng = np.random.default_rng(0)
     cases = {
         f"256 x {length} (chapter 9)": (model, rng.integers(0, 105, (256, length + 1))),
@@ -88,7 +89,7 @@ def main() -> None:
         base = statistics.median(times[whole])
         ratios = " | ".join(f"{statistics.median(times[n]) / base:.2f}" for n in BLOCKS)
         print(f"| {name} | {base:.3f} | {ratios} |")
-    gpt.EVAL_TOKENS, gpt.QUERY_BLOCK = default, default_block
+    gpt.EVAL_TOKENS, _transformer.QUERY_BLOCK = default, default_block
     print(f"\nThe package's EVAL_TOKENS: {default}; QUERY_BLOCK: {default_block}.")
 
 

@@ -5,17 +5,17 @@ Run by hand (not part of pytest): ``python benchmarks/bench_gpt.py``. Two sizes,
 scheme of :data:`gptembed.positions.SCHEMES` (``GPTConfig.scheme``), on one batch of training
 windows: chapter 10's scheme comparison (``tools/train_lm.py --scheme``: 2 blocks of 4 heads,
 width 64, a batch of 32 windows of 64 characters) and the stored model of chapter 9
-(``gptembed.gpt.stored_run(seed=0).config``: the same at 128 characters).
+(``gptembed.gpt_runs.stored_run(seed=0).config``: the same at 128 characters).
 
 1. The numpy step, ``loss_and_grads``, in float32 as the models train: the median CPU time
    (``time.process_time``) of several timed steps.
-2. Its shares, from profiled steps (cProfile's cumulative time of the functions each part is
-   made of; profiling adds a little time of its own): attention (the heads and their two
-   projections, forward and backward), the MLP (both matrices and the GELU), the embedding layer
-   (``GPTStyleEmbedding.embed_checked`` and ``backward_checked``), the LayerNorms, and the rest
-   (the output head, the loss and the bookkeeping); and, within attention, the scheme's own
-   position work (``positions.rotate``, ALiBi's slopes and distances). For a step slower than
-   ``TARGET`` times torch's, the functions that take the most time of their own.
+2. Its shares, from profiled steps (cProfile's cumulative time of the functions each part is made
+   of; profiling adds a little time of its own): attention (the heads and their two projections,
+   forward and backward), the MLP (both matrices and the GELU), the embedding layer (the lookup
+   ``_kernels.gather_add`` and its gradients ``_lookup.table_grads``), the LayerNorms, and the rest
+   (the output head, the loss and the bookkeeping); and, within attention, the scheme's own position
+   work (``positions.rotate``, ALiBi's slopes and distances). For a step slower than ``TARGET``
+   times torch's, the functions that take the most time of their own.
 3. The same step in torch on the CPU, the baseline a reader would reach for: the same weights,
    a pre-LayerNorm block written as nanoGPT writes it (``F.scaled_dot_product_attention``, the
    tanh GELU, a tied head), the loss and ``loss.backward()``, with the scheme written as torch
@@ -60,7 +60,8 @@ import numpy as np  # noqa: E402
 from bench_embedding import cpu_model  # noqa: E402  # run as a script, benchmarks/ is on the path
 
 from gptembed.corpus import random_passages, train_stream  # noqa: E402
-from gptembed.gpt import GPT, GPTConfig, init_model, loss_and_grads, stored_run  # noqa: E402
+from gptembed.gpt import GPT, GPTConfig, init_model, loss_and_grads  # noqa: E402
+from gptembed.gpt_runs import stored_run  # noqa: E402
 from gptembed.positions import SCHEMES, Scheme, alibi_slopes  # noqa: E402
 
 REPEATS = 11
@@ -70,13 +71,13 @@ TARGET = 2.0
 PARTS = {  # each part's functions, as (file, function)
     "attention": (("gpt.py", "_attention"), ("gpt.py", "attention")),  # forward, backward
     "MLP": (("gpt.py", "_mlp"), ("gpt.py", "mlp")),
-    "embedding layer": (("embedding.py", "embed_checked"), ("embedding.py", "backward_checked")),
-    "LayerNorms": (("gpt.py", "_layer_norm"), ("gpt.py", "_layer_norm_backward")),
+    "embedding layer": (("_kernels.py", "gather_add"), ("_lookup.py", "table_grads")),
+    "LayerNorms": (("_transformer.py", "layer_norm"), ("_transformer.py", "layer_norm_backward")),
 }
 POSITION_WORK = (
     ("positions.py", "rotate"),
     ("positions.py", "alibi_slopes"),
-    ("gpt.py", "key_distance"),
+    ("_transformer.py", "key_distance"),
 )
 """The scheme's own work inside attention (part of the attention share, not besides it)."""
 

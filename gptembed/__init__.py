@@ -16,7 +16,9 @@ The package is a set of rooms, one idea each (numpy only, except the figure modu
 - :mod:`gptembed.attention_model`: a one-head causal attention toy that must use position.
 - :mod:`gptembed.crops`: reading a stream longer than the context, as nanoGPT's generate does.
 - :mod:`gptembed.corpus`: real text that ships with the package, and passages cut from it.
-- :mod:`gptembed.gpt`: a small GPT (GPT-2's architecture at toy scale) and its training.
+- :mod:`gptembed.gpt`: a small GPT (GPT-2's architecture at toy scale) and its training;
+  :mod:`gptembed.gpt_runs`: its runs saved and loaded, and the runs the package stores;
+  :mod:`gptembed.gpt_terms`: its first scores split into token and position terms.
 - :mod:`gptembed.position_schemes`: five ways to give the attention toy position (learned,
   sinusoidal, rotary, ALiBi, none), and running them past the trained length.
 - :mod:`gptembed.probes`: looking inside a position table.

@@ -1,13 +1,15 @@
 """The package's own ``.npz`` files: where one goes, writing it whole, and knowing one when read.
 
-:func:`gptembed.gpt.save` and :func:`gptembed.growth.save_growth` write through here.
+:func:`gptembed.gpt_runs.save` and :func:`gptembed.growth.save_growth` write through here.
 """
 
 from __future__ import annotations
 
 import os
 import uuid
-from collections.abc import Callable, Iterable, Mapping
+import zipfile
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from importlib.resources import files
 from pathlib import Path
 from typing import IO, Any, TypeVar
@@ -15,6 +17,14 @@ from typing import IO, Any, TypeVar
 import numpy as np
 
 from ._checks import check_int
+
+
+def npz_name(path: str | os.PathLike[str]) -> Path:
+    """``path`` if it ends in ``.npz``, else ``path`` with ``.npz`` added, as ``np.savez`` adds
+    it: the one rule by which a file is both written (:func:`npz_path`) and read
+    (:func:`open_stored`)."""
+    text = os.fspath(path)
+    return Path(text if text.endswith(".npz") else text + ".npz")
 
 
 def npz_path(path: str | os.PathLike[str]) -> Path:
@@ -28,7 +38,7 @@ def npz_path(path: str | os.PathLike[str]) -> Path:
         ValueError: ``path`` (or it with ``.npz``) is a folder, or its folder does not exist.
     """
     text = os.fspath(path)
-    final = Path(text if text.endswith(".npz") else text + ".npz")
+    final = npz_name(path)
     for candidate in (Path(text), final):
         if candidate.is_dir():
             raise ValueError(
@@ -45,7 +55,7 @@ def save_npz(path: str | os.PathLike[str], arrays: Mapping[str, Any]) -> None:
     The arrays go to a new file in the same folder, which then replaces ``path`` in one step
     (``os.replace``, atomic within a file system): a save cut short by a full disk, Ctrl-C or a
     kill leaves the file stored before as it was (a kill may leave the hidden ``.tmp`` file).
-    :func:`~gptembed.gpt.save` and :func:`~gptembed.growth.save_growth` write through here.
+    :func:`~gptembed.gpt_runs.save` and :func:`~gptembed.growth.save_growth` write through here.
 
     Raises:
         ValueError: as :func:`npz_path`.
@@ -63,13 +73,79 @@ def save_npz(path: str | os.PathLike[str], arrays: Mapping[str, Any]) -> None:
         raise
 
 
-def check_stored(data: Any, names: Iterable[str], what: str) -> None:
-    """Refuse an opened ``.npz`` that lacks one of ``names``: it is not ``what`` (``"a stored
-    run"``), and reading it would raise a KeyError deep inside."""
+READ_ERRORS = (OSError, EOFError, ValueError, zipfile.BadZipFile)
+"""What numpy and zipfile raise on a file that is not a whole ``.npz`` (empty, cut short, a
+flipped byte that fails a member's CRC-32, not a zip at all)."""
+
+
+def check_stored(data: Any, names: Iterable[str], what: str, *, label: str = "") -> None:
+    """Refuse an opened ``.npz`` (named ``label`` in the message) that lacks one of ``names``: it
+    is not ``what`` (``"a stored run"``), and reading it would raise a KeyError deep inside."""
     missing = [name for name in names if name not in data]
     if missing:
         held = ", ".join(data.files) or "nothing"
-        raise ValueError(f"not {what}: it lacks {', '.join(missing)} (it holds {held})")
+        where = f"{label}: " if label else ""
+        raise ValueError(f"{where}not {what}: it lacks {', '.join(missing)} (it holds {held})")
+
+
+def array_header(data: Any, name: str, label: str) -> tuple[tuple[int, ...], np.dtype]:
+    """The shape and dtype of array ``name`` of an opened ``.npz`` (named ``label``), from its
+    ``.npy`` header alone: nothing of the array is read into an array or allocated.
+
+    Raises:
+        ValueError: the member is damaged or its header is not a ``.npy`` header.
+    """
+    try:
+        with data.zip.open(f"{name}.npy") as member:
+            version = np.lib.format.read_magic(member)
+            read = {(1, 0): np.lib.format.read_array_header_1_0}.get(
+                version, np.lib.format.read_array_header_2_0
+            )
+            shape, _, dtype = read(member)
+    except READ_ERRORS as error:
+        raise ValueError(f"{label}: {name} is damaged: {error}") from error
+    return tuple(shape), dtype
+
+
+@contextmanager
+def open_stored(
+    file: str | os.PathLike[str] | IO[bytes], names: Iterable[str], what: str
+) -> Iterator[tuple[Any, str]]:
+    """The opened ``.npz`` ``file`` (a path, by :func:`npz_name`'s rule, or an open binary
+    file) and its name for messages, refused as a ValueError naming it unless it is a ``.npz``
+    archive holding ``names``. Arrays are read only when the caller indexes the archive; wrap
+    those reads in ``except READ_ERRORS``, as a member may be damaged.
+
+    Raises:
+        FileNotFoundError: no such file.
+        ValueError: the file is not a ``.npz`` (``path`` exists, ``path.npz`` does not), is
+            empty, is not a ``.npz`` archive (cut short, a ``.npy``, other bytes), or lacks one
+            of ``names``.
+    """
+    source: Path | IO[bytes]
+    if isinstance(file, (str, os.PathLike)):
+        given, source = Path(file), npz_name(file)
+        label = str(source)
+        if not source.exists() and given.is_file():
+            raise ValueError(
+                f"{given}: not {what}: not a .npz file (a path without .npz is read as {source}, "
+                "the file a save to it writes)"
+            )
+    else:
+        source, label = file, str(getattr(file, "name", "the file"))
+    try:
+        data = np.load(source, allow_pickle=False)
+    except FileNotFoundError:
+        raise
+    except EOFError as error:
+        raise ValueError(f"{label}: not {what}: it is empty") from error
+    except READ_ERRORS as error:
+        raise ValueError(f"{label}: not {what}: {error}") from error
+    if not isinstance(data, np.lib.npyio.NpzFile):
+        raise ValueError(f"{label}: not {what}: it holds one array (a .npy file), not a .npz")
+    with data:
+        check_stored(data, names, what, label=label)
+        yield data, label
 
 
 Stored = TypeVar("Stored")

@@ -15,10 +15,14 @@ def scored_positions(logits: NDArray[np.floating], targets: ArrayLike) -> NDArra
     Raises:
         TypeError: targets that are not integers.
         ValueError: targets of another shape, a target outside ``[0, V)`` that is not IGNORE,
-            or no position to score.
+            an empty batch, or no position to score.
     """
     shape, n_classes = logits.shape[:-1], logits.shape[-1]
     y = check_targets(targets, shape, n_classes, like="the ids' shape", ignore=IGNORE)
+    if y.size == 0:
+        raise ValueError(
+            f"the batch is empty (targets of shape {y.shape}): there is nothing to score"
+        )
     scored = y != IGNORE
     if not scored.any():
         raise ValueError(f"every target is IGNORE ({IGNORE}): there is nothing to score")

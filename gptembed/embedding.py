@@ -12,17 +12,9 @@ from typing import Literal, overload
 import numpy as np
 from numpy.typing import ArrayLike, DTypeLike, NDArray
 
-from ._checks import (
-    as_real_array,
-    check_fits_in_memory,
-    check_float_dtype,
-    check_in_range,
-    check_int,
-    check_int_in_range,
-    check_integer_array,
-    check_seed,
-)
-from ._kernels import consecutive_run, draw_table, gather_add
+from ._checks import check_fits_in_memory, check_float_dtype, check_int, check_seed
+from ._kernels import draw_table, gather_add
+from ._lookup import checked_lookup, table_grads
 from .models import ParameterCounts, embedding_parameter_counts
 
 INIT_STD = 0.02
@@ -199,54 +191,19 @@ class GPTStyleEmbedding:
                 ``start_pos`` outside ``[0, L]``, ``start_pos + T > L``, position ids of another
                 shape or outside ``[0, L)``, or both a nonzero ``start_pos`` and position ids.
         """
-        return self.checked_lookup(token_ids, start_pos, position_ids)[0]
+        return self._lookup(token_ids, start_pos, position_ids)[0]
 
-    def checked_lookup(
-        self, token_ids: ArrayLike, start_pos: int = 0, position_ids: ArrayLike | None = None
+    def _lookup(
+        self, token_ids: ArrayLike, start_pos: int, position_ids: ArrayLike | None
     ) -> tuple[NDArray[np.intp], NDArray[np.intp]]:
-        """The checked ids ``(T,)``/``(B, T)`` and their ``intp`` position ids: ``(T,)``, shared by
-        every sequence (``start_pos .. start_pos + T - 1``, or ``position_ids`` of that shape), or
-        the ids' shape.
-
-        :meth:`forward` and :meth:`backward` check their ids here; a model that embeds the same
-        ids forward and back in one step checks them once, here, and passes the result to
-        :meth:`embed_checked` and :meth:`backward_checked`.
-
-        Raises:
-            TypeError, ValueError: as :meth:`check_ids`.
-        """
-        ids = check_integer_array("token_ids", token_ids, self.vocab_size)
-        if ids.ndim not in (1, 2):
-            raise ValueError(
-                f"token_ids must have shape (T,) or (B, T), got {ids.ndim} dimensions "
-                f"with shape {ids.shape}"
-            )
-        seq_len = ids.shape[-1]
-        length = self.max_seq_len
-        # an int: a numpy scalar would overflow or upcast in the sums below
-        start_pos = check_int_in_range("start_pos", start_pos, 0, length)
-        check_in_range("token id", ids, self.vocab_size, "ids")
-        if position_ids is None:
-            if start_pos + seq_len > length:
-                raise ValueError(
-                    f"sequence length {seq_len} at start_pos {start_pos} exceeds max_seq_len "
-                    f"{length}: positions must lie in [0, {length})"
-                )
-            positions = np.arange(start_pos, start_pos + seq_len, dtype=np.intp)  # (T,)
-            return ids.astype(np.intp, copy=False), positions
-        if start_pos != 0:
-            raise ValueError(
-                f"pass start_pos or position_ids, not both: got start_pos {start_pos} "
-                "with position_ids (position_ids already say where every id sits)"
-            )
-        pos = check_integer_array("position_ids", position_ids, length)
-        if pos.shape not in (ids.shape, (seq_len,)):
-            raise ValueError(
-                f"position_ids must have the ids' shape {ids.shape} or ({seq_len},), "
-                f"got {pos.shape}"
-            )
-        check_in_range("position id", pos, length, "positions")
-        return ids.astype(np.intp, copy=False), pos.astype(np.intp, copy=False)
+        """The checked ids and their positions (:func:`~gptembed._lookup.checked_lookup`)."""
+        return checked_lookup(
+            token_ids,
+            start_pos,
+            position_ids,
+            vocab_size=self.vocab_size,
+            max_seq_len=self.max_seq_len,
+        )
 
     def forward(
         self, token_ids: ArrayLike, start_pos: int = 0, *, position_ids: ArrayLike | None = None
@@ -267,18 +224,12 @@ class GPTStyleEmbedding:
         Raises:
             TypeError, ValueError: as :meth:`check_ids`.
         """
-        return self.embed_checked(*self.checked_lookup(token_ids, start_pos, position_ids))
-
-    __call__ = forward
-
-    def embed_checked(
-        self, ids: NDArray[np.intp], positions: NDArray[np.intp]
-    ) -> NDArray[np.floating]:
-        """:meth:`forward` of ids and positions that :meth:`checked_lookup` returned (a model that
-        checked its ids once passes them here, not through another check)."""
+        ids, positions = self._lookup(token_ids, start_pos, position_ids)
         wte, wpe = self.token_embeddings, self.position_embeddings  # (V, D), (L, D)
         # x = wte[ids] + wpe[positions], gathered and added one cache-sized block at a time
         return gather_add(wte, ids, wpe, positions)  # (..., T, D)
+
+    __call__ = forward
 
     def backward(
         self,
@@ -308,38 +259,9 @@ class GPTStyleEmbedding:
             TypeError: ``grad_output`` does not hold real numbers; and as :meth:`check_ids`.
             ValueError: ``grad_output`` does not have the output's shape; and as :meth:`check_ids`.
         """
-        return self.backward_checked(
-            grad_output, *self.checked_lookup(token_ids, start_pos, position_ids)
-        )
-
-    def backward_checked(
-        self, grad_output: ArrayLike, ids: NDArray[np.intp], positions: NDArray[np.intp]
-    ) -> tuple[NDArray[np.floating], NDArray[np.floating]]:
-        """:meth:`backward` of ids and positions that :meth:`checked_lookup` returned."""
-        # Sums run in float32 at least: in float16, 2,048 + 1 rounds back to 2,048, so 4,096
-        # gradients of 1 would sum to 2,048. The results are cast to the tables' dtype at the end.
-        total = np.promote_types(self.dtype, np.float32)
-        grad = as_real_array("grad_output", grad_output, dtype=total)
-        if grad.shape != (*ids.shape, self.embed_dim):
-            raise ValueError(
-                f"grad_output must have the output's shape {(*ids.shape, self.embed_dim)}, "
-                f"got {grad.shape}"
-            )
-        # np.zeros (calloc) lets the OS zero a large table page by page as rows are written;
-        # np.zeros_like would first write all V*D zeros itself.
-        grad_token = np.zeros(self.token_embeddings.shape, dtype=total)
-        grad_position = np.zeros(self.position_embeddings.shape, dtype=total)
-        if ids.size:
-            rows = grad.reshape(-1, self.embed_dim)  # (B*T, D)
-            # Scatter-add: a repeated index sums its rows (np.add.at, unlike +=, keeps repeats).
-            np.add.at(grad_token, ids.reshape(-1), rows)
-            run = consecutive_run(positions)
-            if run is None:
-                np.add.at(grad_position, np.broadcast_to(positions, ids.shape).reshape(-1), rows)
-            else:  # every sequence at the rows `run`: sum the batch, then write them as a slice
-                grad_position[run] = grad.reshape(-1, ids.shape[-1], self.embed_dim).sum(0)
-        return grad_token.astype(self.dtype, copy=False), grad_position.astype(
-            self.dtype, copy=False
+        ids, positions = self._lookup(token_ids, start_pos, position_ids)
+        return table_grads(
+            grad_output, ids, positions, self.token_embeddings, self.position_embeddings
         )
 
     def extended(
@@ -370,10 +292,15 @@ class GPTStyleEmbedding:
 
         Raises:
             TypeError: ``max_seq_len`` or ``seed`` is not an integer.
-            ValueError: ``max_seq_len < L`` (shrinking), a negative ``seed``, or an unknown
-                ``method``.
+            ValueError: ``max_seq_len < L`` (shrinking), a table too large for the machine's
+                memory, a negative ``seed``, or an unknown ``method``.
         """
         new_len = check_int("max_seq_len", max_seq_len, minimum=self.max_seq_len)
+        check_fits_in_memory(
+            f"the extended table's max_seq_len {new_len:,} rows of embed_dim {self.embed_dim:,} "
+            f"in {self.dtype}",
+            new_len * self.embed_dim * self.dtype.itemsize,
+        )
         stream = np.random.SeedSequence(check_seed(seed)).spawn(1)[0]
         old = self.position_embeddings
         if method == "fresh":

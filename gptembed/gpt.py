@@ -26,23 +26,22 @@ Everything else, the initial weights of a seed included, is the same for every s
 
 Every product is a matrix product (``@``) in the model's dtype: float32 for training (about twice
 as fast as float64 here), float64 for the finite-difference checks of the gradients and for the
-chapter's measurements of the trained model (:func:`stored_run`).
+chapter's measurements of the trained model (:func:`~gptembed.gpt_runs.stored_run`). A trained
+run is stored and read by :mod:`gptembed.gpt_runs`; :mod:`gptembed.gpt_terms` splits the first
+block's scores into token and position terms.
 """
 
 from __future__ import annotations
 
-import json
 import math
-import os
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, replace
-from functools import lru_cache
-from typing import IO, Any, TypeAlias
+from dataclasses import dataclass, replace
+from typing import Any, TypeAlias
 
 import numpy as np
-from numpy.typing import ArrayLike, DTypeLike, NDArray
+from numpy.typing import ArrayLike, NDArray
 
-from ._arrays import flat_rows, start_from
+from ._arrays import flat_rows
 from ._checks import (
     check_fits_in_memory,
     check_float,
@@ -50,12 +49,24 @@ from ._checks import (
     check_in_range,
     check_int,
     check_integer_array,
+    check_type,
 )
-from ._npz import check_stored, read_stored, save_npz
-from ._npz import npz_path as npz_path  # public here: the tools check their --out with it
+from ._kernels import gather_add
+from ._lookup import checked_lookup, table_grads
 from ._scoring import scored_positions
+from ._transformer import (
+    Window,
+    attend,
+    gelu,
+    gelu_backward,
+    head_positions,
+    layer_norm,
+    layer_norm_backward,
+    linear,
+    merge_heads,
+    split_heads,
+)
 from .attention_cost import attention_scores_bytes
-from .attention_terms import ScoreTerms
 from .corpus import VOCAB_SIZE, random_passages
 from .embedding import INIT_STD, Extension, GPTStyleEmbedding
 from .models import gpt_parameter_count
@@ -65,19 +76,14 @@ from .optim import (
     RunConfig,
     TrainResult,
     cross_entropy,
+    losses_of_logits,
     run_training,
     weights_rng,
 )
-from .optim import losses_of_logits as losses_of_logits  # public here, as chapter 9 reads it
-from .positions import SCHEMES, Scheme, alibi_slopes, rotate, sinusoidal_table
+from .positions import SCHEMES, Scheme, rotate, sinusoidal_table
 
 Floats: TypeAlias = NDArray[np.floating]
 """An array in the model's dtype: float32 to train, float64 to check gradients and to measure."""
-
-LN_EPS = 1e-5
-"""The small number LayerNorm adds to the variance, as GPT-2 does."""
-
-_GELU_C = math.sqrt(2.0 / math.pi)
 
 
 _STORED_NAMES = {"n_layer": "n_layers", "n_head": "n_heads"}
@@ -151,6 +157,64 @@ class GPTConfig(RunConfig):
         (``n_layer`` and ``n_head``, now ``n_layers`` and ``n_heads``)."""
         renamed = {_STORED_NAMES.get(name, name): value for name, value in fields.items()}
         return cls(**renamed)
+
+    def parameter_shapes(self) -> dict[str, tuple[int, ...]]:
+        """The shape of each array of the model this config makes, keyed and ordered as
+        :meth:`GPT.parameters` (``V``, ``L``, ``D``, ``N`` the config's vocab_size, seq_len,
+        embed_dim and n_layers): what :func:`~gptembed.gpt_runs.load` checks a file's arrays
+        against before it makes the model."""
+        vocab, rows, dim, layers = self.vocab_size, self.seq_len, self.embed_dim, self.n_layers
+        return {
+            "token_embeddings": (vocab, dim),
+            "position_embeddings": (rows, dim),
+            **{name: (layers, dim) for name in ("ln1_gain", "ln1_bias")},
+            "w_attn": (layers, dim, 3 * dim),
+            "b_attn": (layers, 3 * dim),
+            "w_attn_proj": (layers, dim, dim),
+            **{name: (layers, dim) for name in ("b_attn_proj", "ln2_gain", "ln2_bias")},
+            "w_fc": (layers, dim, 4 * dim),
+            "b_fc": (layers, 4 * dim),
+            "w_mlp_proj": (layers, 4 * dim, dim),
+            "b_mlp_proj": (layers, dim),
+            **{name: (dim,) for name in ("lnf_gain", "lnf_bias")},
+        }
+
+    def check_model(self, model: GPT) -> GPT:
+        """``model``, if this config could have made it: its sizes, head count, scheme, rotary
+        base and dtype are the config's (:func:`train` and :func:`~gptembed.gpt_runs.save`
+        refuse any other: a 4-head rotary model trained under a 2-head ALiBi config, whose
+        arrays have the same shapes, came back trained as the config's).
+
+        Raises:
+            TypeError: ``model`` is not a :class:`GPT`.
+            ValueError: naming each field in which the model differs from the config, and each
+                array of another shape than the config's.
+        """
+        check_type("model", model, GPT)
+        found = {
+            "vocab_size": model.embedding.vocab_size,
+            "seq_len": model.max_seq_len,
+            "n_layers": model.n_layers,
+            "n_heads": model.n_heads,
+            "embed_dim": model.embedding.embed_dim,
+            "dtype": model.embedding.dtype.name,
+            "scheme": model.scheme,
+            "rotary_base": model.rotary_base,
+        }
+        wrong = [
+            f"{name} {value!r} (the config's {getattr(self, name)!r})"
+            for name, value in found.items()
+            if value != getattr(self, name)
+        ]
+        shapes = self.parameter_shapes()
+        wrong += [
+            f"{name} {array.shape} (the config's {shapes[name]})"
+            for name, array in model.parameters().items()
+            if array.shape != shapes[name]
+        ]
+        if wrong:
+            raise ValueError(f"the model does not match its config: {', '.join(wrong)}")
+        return model
 
     def learning_rate_at(self, step: int) -> float:
         """The learning rate of step ``step`` (0-based) of ``steps``: warmup, then cosine decay.
@@ -252,37 +316,24 @@ def init_model(config: GPTConfig) -> GPT:
     )
     embedding.position_embeddings[:] = _position_table(config.scheme, embedding.position_embeddings)
     rng = weights_rng(seed=config.seed)
-    layers, dim = config.n_layers, config.embed_dim
-    residual_std = INIT_STD / math.sqrt(2 * layers)
-
-    def normal(shape: tuple[int, ...], std: float) -> Floats:
-        return (rng.standard_normal(shape) * std).astype(dtype)
-
-    def zeros(*shape: int) -> Floats:
-        return np.zeros(shape, dtype=dtype)
-
-    def ones(*shape: int) -> Floats:
-        return np.ones(shape, dtype=dtype)
-
+    residual_std = INIT_STD / math.sqrt(2 * config.n_layers)
+    arrays = {}
+    for name, shape in config.parameter_shapes().items():  # drawn in this order
+        if name.endswith("embeddings"):
+            continue
+        if name.endswith("_gain"):
+            arrays[name] = np.ones(shape, dtype=dtype)
+        elif name.startswith("b_") or name.endswith("_bias"):
+            arrays[name] = np.zeros(shape, dtype=dtype)
+        else:  # the residual stream's two projections start smaller
+            std = residual_std if name in ("w_attn_proj", "w_mlp_proj") else INIT_STD
+            arrays[name] = (rng.standard_normal(shape) * std).astype(dtype)
     return GPT(
         embedding=embedding,
         n_heads=config.n_heads,
         scheme=config.scheme,
         rotary_base=config.rotary_base,
-        ln1_gain=ones(layers, dim),
-        ln1_bias=zeros(layers, dim),
-        w_attn=normal((layers, dim, 3 * dim), INIT_STD),
-        b_attn=zeros(layers, 3 * dim),
-        w_attn_proj=normal((layers, dim, dim), residual_std),
-        b_attn_proj=zeros(layers, dim),
-        ln2_gain=ones(layers, dim),
-        ln2_bias=zeros(layers, dim),
-        w_fc=normal((layers, dim, 4 * dim), INIT_STD),
-        b_fc=zeros(layers, 4 * dim),
-        w_mlp_proj=normal((layers, 4 * dim, dim), residual_std),
-        b_mlp_proj=zeros(layers, dim),
-        lnf_gain=ones(dim),
-        lnf_bias=zeros(dim),
+        **arrays,
     )
 
 
@@ -309,11 +360,17 @@ class LayerNormTrace:
 
     Attributes:
         xhat: ``(..., D)`` the normalised inputs.
-        rstd: ``(..., 1)`` one over each vector's standard deviation (with :data:`LN_EPS`).
+        rstd: ``(..., 1)`` one over each vector's standard deviation (with LayerNorm's 1e-5).
     """
 
     xhat: Floats
     rstd: Floats
+
+
+def _layer_norm(x: Floats, gain: Floats, bias: Floats) -> tuple[Floats, LayerNormTrace]:
+    """LayerNorm over the last axis of ``(..., D)``: its output and what backward needs."""
+    out, xhat, rstd = layer_norm(x, gain, bias)
+    return out, LayerNormTrace(xhat, rstd)
 
 
 @dataclass
@@ -366,210 +423,30 @@ class ForwardTrace:
     positions: NDArray[np.intp]
 
 
-def _layer_norm(x: Floats, gain: Floats, bias: Floats) -> tuple[Floats, LayerNormTrace]:
-    """LayerNorm over the last axis of ``(..., D)``: its output and what backward needs."""
-    centred = x - x.mean(axis=-1, keepdims=True)
-    rstd = 1.0 / np.sqrt((centred * centred).mean(axis=-1, keepdims=True) + LN_EPS)
-    xhat = centred
-    xhat *= rstd  # in place, as are the gain and bias below: each (..., D) array made once
-    out = xhat * gain
-    out += bias
-    return out, LayerNormTrace(xhat, rstd)
-
-
-def _layer_norm_backward(
-    dy: Floats, trace: LayerNormTrace, gain: Floats
-) -> tuple[Floats, Floats, Floats]:
-    """``(dx, dgain, dbias)`` of a LayerNorm given ``dL/dy`` ``(..., D)``."""
-    xhat = trace.xhat
-    dgain = (dy * xhat).reshape(-1, xhat.shape[-1]).sum(axis=0)
-    dbias = dy.reshape(-1, xhat.shape[-1]).sum(axis=0)
-    dxhat = dy * gain
-    # d xhat_i / d x_j = rstd (delta_ij - 1/D - xhat_i xhat_j / D)
-    dx = trace.rstd * (
-        dxhat
-        - dxhat.mean(axis=-1, keepdims=True)
-        - xhat * (dxhat * xhat).mean(axis=-1, keepdims=True)
-    )
-    return dx, dgain, dbias
-
-
-def _gelu(x: Floats) -> tuple[Floats, Floats]:
-    """GPT-2's GELU, the tanh approximation: ``x/2 (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))``.
-
-    Returns the GELU of ``x`` and the tanh (which :func:`_gelu_backward` needs). Written in place
-    on two buffers, in the order of ``0.5 * x * (1 + tanh(c * x * (1 + 0.044715 * x * x)))``;
-    ``x**3`` would take 400 times as long as ``x * x * x`` here.
-    """
-    inner = 0.044715 * x
-    inner *= x
-    inner += 1.0
-    th = _GELU_C * x
-    th *= inner
-    np.tanh(th, out=th)
-    np.add(th, 1.0, out=inner)
-    inner *= 0.5 * x
-    return inner, th
-
-
-def _gelu_backward(dy: Floats, x: Floats, th: Floats) -> Floats:
-    """``dL/dx`` of :func:`_gelu` at ``x`` given ``dL/dy`` and the forward pass's tanh ``th``:
-    ``dy * (0.5 (1 + th) + 0.5 x (1 - th^2) c (1 + 3 * 0.044715 x^2))``, in that order."""
-    slope = th * th
-    np.subtract(1.0, slope, out=slope)
-    slope *= 0.5 * x
-    slope *= _GELU_C
-    cubic = (3 * 0.044715) * x
-    cubic *= x
-    cubic += 1.0
-    slope *= cubic
-    np.add(th, 1.0, out=cubic)
-    cubic *= 0.5
-    slope += cubic
-    slope *= dy
-    return slope
-
-
-@dataclass(frozen=True)
-class _Window:
-    """Which keys a query sees: ``j <= i``, and with ``size`` only the last ``size`` of them
-    (``i - j < size``) plus the first ``sinks`` (``j < sinks``), the attention sinks."""
-
-    size: int | None = None
-    sinks: int = 0
-
-    def blocked(self, seq_len: int) -> NDArray[np.bool_]:
-        """``(T, T)``, True where query ``i`` (down) may not see key ``j`` (across)."""
-        t = np.arange(seq_len)
-        behind = t[:, None] - t[None, :]  # i - j
-        blocked = behind < 0
-        if self.size is not None:
-            blocked |= (behind >= self.size) & (t[None, :] >= self.sinks)
-        return blocked
-
-    def key_distance(self, positions: NDArray[np.intp]) -> NDArray[np.intp]:
-        """``(..., T, T)`` distance ``i - j`` from query to key as a relative scheme sees it:
-        the positions' own, but a sink's counted within the kept cache, as StreamingLLM assigns
-        them (Xiao et al. 2023, arXiv:2309.17453, section 3.2): a query that has evicted keys
-        sits at cache position ``sinks + size - 1`` and sink ``j`` at ``j``."""
-        distance = positions[..., :, None] - positions[..., None, :]
-        if self.size is None or not self.sinks:
-            return distance
-        query_in_cache = np.minimum(distance[..., :, :1], self.sinks + self.size - 1)  # (.., T, 1)
-        sink_distance = query_in_cache - np.arange(self.sinks)
-        return np.concatenate([sink_distance, distance[..., self.sinks :]], axis=-1)
-
-
-@lru_cache(maxsize=32)
-def _additive_mask(window: _Window, seq_len: int, dtype: str) -> Floats:
-    """``(T, T)`` of ``dtype``: 0 where query ``i`` may see key ``j``, -inf where it may not;
-    read-only, made once per window and length (adding it is cheaper than masking by index)."""
-    mask = np.where(window.blocked(seq_len), -np.inf, 0.0).astype(dtype)
-    mask.flags.writeable = False
-    return mask
-
-
-def _masked_softmax(scores: Floats, window: _Window, rows: slice = slice(None)) -> Floats:
-    """Softmax over the keys a query sees (``window``), of ``(..., T, T)`` scores, in place;
-    other keys get 0. The diagonal is never blocked, so every row has a finite maximum.
-
-    With ``rows``: the scores ``(..., len(rows), K)`` of the queries ``rows`` against the first
-    ``K`` keys, ``K`` past the last of them (whether query ``i`` sees key ``j`` depends on ``i``
-    and ``j`` alone, not on the sequence's length)."""
-    scores += _additive_mask(window, scores.shape[-1], scores.dtype.str)[rows]
-    scores -= scores.max(axis=-1, keepdims=True)
-    np.exp(scores, out=scores)
-    scores /= scores.sum(axis=-1, keepdims=True)
-    return scores
-
-
-def _split_heads(a: Floats, n_heads: int) -> Floats:
-    """``(B, T, D)`` -> ``(B, n_heads, T, D / n_heads)``."""
-    batch, seq_len, dim = a.shape
-    return a.reshape(batch, seq_len, n_heads, dim // n_heads).transpose(0, 2, 1, 3)
-
-
-def _merge_heads(a: Floats) -> Floats:
-    """``(B, n_heads, T, H)`` -> ``(B, T, n_heads * H)``."""
-    batch, n_heads, seq_len, head = a.shape
-    return a.transpose(0, 2, 1, 3).reshape(batch, seq_len, n_heads * head)
-
-
-def _linear(a: Floats, w: Floats) -> Floats:
-    """``a @ w`` for ``(..., N)`` and ``(N, M)`` as one matrix product of ``(B*T, N)`` rows:
-    ``@`` on ``(B, T, N)`` would make ``B`` products of ``T`` rows, a third slower here."""
-    return (a.reshape(-1, a.shape[-1]) @ w).reshape(*a.shape[:-1], w.shape[-1])
-
-
-def _head_positions(positions: NDArray[np.intp]) -> NDArray[np.intp]:
-    """Positions ``(T,)`` as they are, ``(B, T)`` as ``(B, 1, T)``: broadcast over the heads."""
-    return positions if positions.ndim == 1 else positions[:, None, :]
-
-
-QUERY_BLOCK = 64
-"""How many queries :func:`logits` and :func:`token_losses` score at once. A block of queries reads
-only the keys up to its last query (the later ones are masked anyway), so at length ``T`` a
-causal head does about ``(T + QUERY_BLOCK) / 2T`` of the full score matrix's work: 0.62 of it at
-``T = 256``. :func:`forward` keeps the full ``(T, T)`` weights, for the backward pass and the
-figures."""
-
-
 def _attention(
     model: GPT,
     layer: int,
     h1: Floats,
     positions: NDArray[np.intp],
-    window: _Window,
+    window: Window,
+    mask: Floats,
     keep: bool = True,
 ) -> tuple[Floats, ...]:
     """Block ``layer``'s heads on LayerNorm_1's output ``(B, T, D)`` at ``positions``: ``(q, k,
-    v, probs, heads, out)``, ``out`` the ``(B, T, D)`` added to the residual stream. Without
-    ``keep`` the weights are worked out :data:`QUERY_BLOCK` queries at a time and ``probs`` is
-    an empty array."""
+    v, probs, heads, out)``, ``out`` the ``(B, T, D)`` added to the residual stream. ``mask`` is
+    ``window``'s ``(T, T)`` additive mask. Without ``keep`` the weights are worked out
+    :data:`~gptembed._transformer.QUERY_BLOCK` queries at a time and ``probs`` is empty."""
     dim = model.embedding.embed_dim
-    qkv = _linear(h1, model.w_attn[layer])  # (B, T, 3D)
+    qkv = linear(h1, model.w_attn[layer])  # (B, T, 3D)
     qkv += model.b_attn[layer]
     q, k, v = (
-        np.ascontiguousarray(_split_heads(qkv[..., i * dim : (i + 1) * dim], model.n_heads))
+        np.ascontiguousarray(split_heads(qkv[..., i * dim : (i + 1) * dim], model.n_heads))
         for i in range(3)
     )
-    at = _head_positions(positions)
-    scale = 1.0 / math.sqrt(model.head_dim)
-    q_sinks = None  # rotary queries at their cache positions, for the sinks' scores
-    if model.scheme == "rotary":
-        if window.size is not None and window.sinks:
-            query_in_cache = np.minimum(at, window.sinks + window.size - 1)
-            q_sinks = rotate(q, model.rotary_base, positions=query_in_cache)
-        q, k = (rotate(a, model.rotary_base, positions=at) for a in (q, k))
-    bias = None
-    if model.scheme == "alibi":
-        slopes = alibi_slopes(model.n_heads)[:, None, None]  # (nh, 1, 1)
-        bias = (slopes * window.key_distance(at)).astype(q.dtype, copy=False)  # (.., T, T)
-    seq_len = q.shape[-2]
-
-    def weights(rows: slice, n_keys: int) -> Floats:
-        """The attention weights of the queries ``rows`` on the first ``n_keys`` keys."""
-        scores = q[..., rows, :] @ k[..., :n_keys, :].swapaxes(-1, -2)
-        if q_sinks is not None:
-            scores[..., : window.sinks] = q_sinks[..., rows, :] @ k[
-                ..., : window.sinks, :
-            ].swapaxes(-1, -2)
-        scores *= scale  # in place: one array of scores, not two
-        if bias is not None:
-            scores -= bias[..., rows, :n_keys]
-        return _masked_softmax(scores, window, rows)
-
-    if keep:
-        probs = weights(slice(None), seq_len)  # (B, nh, T, T)
-        heads = _merge_heads(probs @ v)  # (B, T, D)
-    else:
-        probs = np.empty(0, dtype=q.dtype)
-        by_block = np.empty_like(q)  # (B, nh, T, H)
-        for start in range(0, seq_len, QUERY_BLOCK):
-            stop = min(start + QUERY_BLOCK, seq_len)
-            by_block[..., start:stop, :] = weights(slice(start, stop), stop) @ v[..., :stop, :]
-        heads = _merge_heads(by_block)
-    out = _linear(heads, model.w_attn_proj[layer])
+    q, k, probs, heads = attend(
+        q, k, v, positions, window, mask, model.scheme, model.rotary_base, keep=keep
+    )
+    out = linear(heads, model.w_attn_proj[layer])
     out += model.b_attn_proj[layer]
     return q, k, v, probs, heads, out
 
@@ -577,10 +454,10 @@ def _attention(
 def _mlp(model: GPT, layer: int, h2: Floats) -> tuple[Floats, ...]:
     """Block ``layer``'s MLP on LayerNorm_2's output ``(B, T, D)``: ``(pre_gelu, post_gelu,
     gelu_tanh, out)``, ``out`` the ``(B, T, D)`` added to the residual stream."""
-    pre_gelu = _linear(h2, model.w_fc[layer])  # (B, T, 4D)
+    pre_gelu = linear(h2, model.w_fc[layer])  # (B, T, 4D)
     pre_gelu += model.b_fc[layer]
-    post_gelu, th = _gelu(pre_gelu)
-    out = _linear(post_gelu, model.w_mlp_proj[layer])
+    post_gelu, th = gelu(pre_gelu)
+    out = linear(post_gelu, model.w_mlp_proj[layer])
     out += model.b_mlp_proj[layer]
     return pre_gelu, post_gelu, th, out
 
@@ -602,13 +479,13 @@ class _BlockBackward:
         arrays named ``weight`` and ``bias``."""
         self.grads[weight][self.layer] = flat_rows(x).T @ flat_rows(dout)
         self.grads[bias][self.layer] = flat_rows(dout).sum(axis=0)
-        return _linear(dout, getattr(self.model, weight)[self.layer].T)
+        return linear(dout, getattr(self.model, weight)[self.layer].T)
 
     def attention(self, dout: Floats) -> Floats:
         """Back through :func:`_attention`: ``(B, T, D)`` in, ``dL/dh1`` ``(B, T, D)`` out."""
         b, model = self.trace, self.model
         dmerged = self.affine(b.heads, "w_attn_proj", "b_attn_proj", dout)
-        dheads = _split_heads(dmerged, model.n_heads)  # (B, nh, T, H)
+        dheads = split_heads(dmerged, model.n_heads)  # (B, nh, T, H)
         dprobs = dheads @ b.v.swapaxes(-1, -2)  # (B, nh, T, T)
         dv = b.probs.swapaxes(-1, -2) @ dheads
         # Softmax backward, row by row: ds = p * (dp - sum_j p dp); later keys have p = 0.
@@ -619,24 +496,24 @@ class _BlockBackward:
         dq = dscores @ b.k
         dk = dscores.swapaxes(-1, -2) @ b.q
         if model.scheme == "rotary":  # back through the rotations, to the projections' q and k
-            at = _head_positions(self.positions)
+            at = head_positions(self.positions)
             dq, dk = (rotate(d, model.rotary_base, inverse=True, positions=at) for d in (dq, dk))
-        dqkv = np.concatenate([_merge_heads(d) for d in (dq, dk, dv)], axis=-1)  # (B, T, 3D)
+        dqkv = np.concatenate([merge_heads(d) for d in (dq, dk, dv)], axis=-1)  # (B, T, 3D)
         return self.affine(b.h1, "w_attn", "b_attn", dqkv)
 
     def mlp(self, dout: Floats) -> Floats:
         """Back through :func:`_mlp`: ``(B, T, D)`` in, ``dL/dh2`` ``(B, T, D)`` out."""
         b = self.trace
         dpost = self.affine(b.post_gelu, "w_mlp_proj", "b_mlp_proj", dout)
-        dpre = _gelu_backward(dpost, b.pre_gelu, b.gelu_tanh)
+        dpre = gelu_backward(dpost, b.pre_gelu, b.gelu_tanh)
         return self.affine(b.h2, "w_fc", "b_fc", dpre)
 
     def layer_norm(self, dy: Floats, name: str) -> Floats:
         """Back through LayerNorm ``name`` (``"ln1"`` or ``"ln2"``) given ``dL/dy``."""
         layer, gain = self.layer, f"{name}_gain"
         trace = getattr(self.trace, name)
-        dx, self.grads[gain][layer], self.grads[f"{name}_bias"][layer] = _layer_norm_backward(
-            dy, trace, getattr(self.model, gain)[layer]
+        dx, self.grads[gain][layer], self.grads[f"{name}_bias"][layer] = layer_norm_backward(
+            dy, trace.xhat, trace.rstd, getattr(self.model, gain)[layer]
         )
         return dx
 
@@ -667,35 +544,20 @@ def forward(
             or hold no position (``T = 0``: no query has a key to attend to); a ``window`` that
             is not an integer >= 1 or ``sinks`` not one >= 0; ``window`` or ``sinks`` with a
             ``start_pos`` or ``position_ids`` (a cache counts from the sequence's first id);
-            ``sinks`` without ``window``, or for an absolute scheme (``"learned"``,
-            ``"sinusoidal"``), whose positions are in the inputs: a cache cannot move them.
+            ``sinks`` over ``T`` (the keys there are), without ``window``, or for an absolute
+            scheme (``"learned"``, ``"sinusoidal"``), whose positions are in the inputs: a cache
+            cannot move them; attention weights too large for the machine's memory.
     """
-    kept = _check_window(model, window, sinks, start_pos, position_ids)
-    return _forward(model, *_checked_ids(model, token_ids, start_pos, position_ids), kept)
-
-
-def _check_window(
-    model: GPT, window: int | None, sinks: int, start_pos: int, position_ids: ArrayLike | None
-) -> _Window:
-    """The :class:`_Window` of :func:`forward`'s ``window`` and ``sinks``, checked."""
-    sinks = check_int("sinks", sinks, minimum=0)
-    if window is None:
-        if sinks:
-            raise ValueError(f"sinks={sinks} needs a window: without one every key is kept")
-        return _Window()
-    window = check_int("window", window)
-    if start_pos or position_ids is not None:
-        raise ValueError(
-            "window and sinks count positions from the sequence's first id: pass neither "
-            "start_pos nor position_ids with them"
-        )
-    if sinks and model.scheme in ("learned", "sinusoidal"):
-        raise ValueError(
-            f"sinks need a relative scheme (rotary, alibi or none), got {model.scheme!r}: an "
-            "absolute scheme's positions are added to the inputs, so keeping a first token in "
-            "the cache cannot give it a position within the cache"
-        )
-    return _Window(window, sinks)
+    kept = Window.of(window, sinks, model.scheme, start_pos, position_ids)
+    ids, positions = _checked_ids(model, token_ids, start_pos, position_ids)
+    batch, seq_len = ids.shape
+    itemsize = model.embedding.dtype.itemsize
+    check_fits_in_memory(
+        f"forward's attention weights, batch {batch:,} x n_heads {model.n_heads:,} x n_layers "
+        f"{model.n_layers:,} x T**2 {seq_len**2:,} in {model.embedding.dtype},",
+        attention_scores_bytes(seq_len, model.n_heads, model.n_layers, batch, itemsize),
+    )
+    return _forward(model, ids, positions, kept.checked_for(seq_len))
 
 
 def _checked_ids(
@@ -703,7 +565,14 @@ def _checked_ids(
 ) -> tuple[NDArray[np.intp], NDArray[np.intp]]:
     """The ids ``(B, T)`` of a :func:`forward` call and their positions, checked once (as
     :meth:`GPTStyleEmbedding.check_ids`, and ``T >= 1``)."""
-    ids, positions = model.embedding.checked_lookup(token_ids, start_pos, position_ids)
+    embedding = model.embedding
+    ids, positions = checked_lookup(
+        token_ids,
+        start_pos,
+        position_ids,
+        vocab_size=embedding.vocab_size,
+        max_seq_len=embedding.max_seq_len,
+    )
     if ids.ndim != 2 or ids.shape[1] == 0:
         raise ValueError(f"token_ids must have shape (B, T) with T >= 1, got {ids.shape}")
     return ids, positions
@@ -713,16 +582,19 @@ def _forward(
     model: GPT,
     ids: NDArray[np.intp],
     positions: NDArray[np.intp],
-    window: _Window = _Window(),
+    window: Window,
     keep: bool = True,
 ) -> ForwardTrace:
     """:func:`forward` of ids and positions that :func:`_checked_ids` returned; without
-    ``keep``, only the logits (no block traces, and attention a block of queries at a time)."""
-    x = model.embedding.embed_checked(ids, positions)  # (B, T, D)
+    ``keep``, only the logits (no block traces, and attention a block of queries at a time).
+    The window's ``(T, T)`` mask is made once for every block, and dropped on return."""
+    wte, wpe = model.embedding.token_embeddings, model.embedding.position_embeddings
+    x = gather_add(wte, ids, wpe, positions)  # (B, T, D): wte[ids] + wpe[positions]
+    mask = window.additive_mask(ids.shape[1], wte.dtype)  # (T, T), sliced by each block
     blocks = []
     for layer in range(model.n_layers):
         h1, ln1 = _layer_norm(x, model.ln1_gain[layer], model.ln1_bias[layer])
-        q, k, v, probs, heads, out = _attention(model, layer, h1, positions, window, keep)
+        q, k, v, probs, heads, out = _attention(model, layer, h1, positions, window, mask, keep)
         x = x + out
         h2, ln2 = _layer_norm(x, model.ln2_gain[layer], model.ln2_bias[layer])
         pre_gelu, post_gelu, th, out = _mlp(model, layer, h2)
@@ -731,7 +603,7 @@ def _forward(
             trace = BlockTrace(ln1, h1, q, k, v, probs, heads, ln2, h2, pre_gelu, post_gelu, th)
             blocks.append(trace)
     final, lnf = _layer_norm(x, model.lnf_gain, model.lnf_bias)
-    logits = _linear(final, model.embedding.token_embeddings.T)  # (B, T, V)
+    logits = linear(final, model.embedding.token_embeddings.T)  # (B, T, V)
     return ForwardTrace(logits, blocks, lnf, final, positions)
 
 
@@ -745,7 +617,7 @@ take 0.4 of the time they take in one piece, chapter 10's 16 windows of 512 0.6
 
 
 def _chunked_logits(
-    model: GPT, ids: NDArray[np.intp], positions: NDArray[np.intp], window: _Window
+    model: GPT, ids: NDArray[np.intp], positions: NDArray[np.intp], window: Window
 ) -> Floats:
     """Logits ``(B, T, V)`` of checked ids and positions, run ``EVAL_TOKENS`` at a time."""
     per = max(1, EVAL_TOKENS // ids.shape[1])
@@ -774,9 +646,13 @@ def logits(
     """Next-token logits ``(B, T, V)`` of ids ``(B, T)``; the arguments and errors are
     :func:`forward`'s. Without the trace that :func:`forward` keeps, the windows go through a
     few at a time (:data:`EVAL_TOKENS`)."""
-    kept = _check_window(model, window, sinks, start_pos, position_ids)
+    kept = Window.of(window, sinks, model.scheme, start_pos, position_ids)
     ids, positions = _checked_ids(model, token_ids, start_pos, position_ids)
-    return _chunked_logits(model, ids, positions, kept)
+    seq_len = ids.shape[1]
+    check_fits_in_memory(  # the window's mask and ALiBi's distances: int64, (T, T)
+        f"the (T, T) mask of causal attention at T = {seq_len:,}:", 2 * seq_len**2 * 8
+    )
+    return _chunked_logits(model, ids, positions, kept.checked_for(seq_len))
 
 
 def loss_and_grads(
@@ -795,15 +671,15 @@ def loss_and_grads(
             not IGNORE, or every target IGNORE.
     """
     ids, positions = _checked_ids(model, inputs, 0, None)  # the one check of the ids
-    f = _forward(model, ids, positions)
+    f = _forward(model, ids, positions, Window())
     scored = scored_positions(f.logits, targets)  # (B, T)
     loss, dscored = cross_entropy(f.logits[scored], np.asarray(targets)[scored])
     dlogits = np.zeros(f.logits.shape, dtype=model.embedding.dtype)  # (B, T, V)
     dlogits[scored] = dscored
     wte = model.embedding.token_embeddings
     grad_head = flat_rows(dlogits).T @ flat_rows(f.final)  # (V, D)
-    dx, grad_lnf_gain, grad_lnf_bias = _layer_norm_backward(
-        _linear(dlogits, wte), f.lnf, model.lnf_gain
+    dx, grad_lnf_gain, grad_lnf_bias = layer_norm_backward(
+        linear(dlogits, wte), f.lnf.xhat, f.lnf.rstd, model.lnf_gain
     )
     grads = {name: np.zeros_like(array) for name, array in model.parameters().items()}
     grads["lnf_gain"], grads["lnf_bias"] = grad_lnf_gain, grad_lnf_bias
@@ -811,7 +687,9 @@ def loss_and_grads(
         block = _BlockBackward(model, layer, f.blocks[layer], f.positions, grads)
         dx = dx + block.layer_norm(block.mlp(dx), "ln2")
         dx = dx + block.layer_norm(block.attention(dx), "ln1")
-    grad_token, grad_position = model.embedding.backward_checked(dx, ids, positions)
+    grad_token, grad_position = table_grads(
+        dx, ids, positions, wte, model.embedding.position_embeddings
+    )
     grads["token_embeddings"] = grad_token + grad_head
     grads["position_embeddings"] = grad_position
     return loss, grads
@@ -888,10 +766,14 @@ def train(
 
     Raises:
         TypeError: ``model`` is not a :class:`GPT`, or the stream does not hold integers.
-        ValueError: an id of the stream outside ``[0, vocab_size)``; ``model``'s arrays do not
-            have the shapes ``config`` gives (``seq_len`` position rows, for one); or a step's
-            attention weights would not fit in the machine's memory.
+        ValueError: an id of the stream outside ``[0, vocab_size)``; a ``model`` that ``config``
+            did not make (:meth:`GPTConfig.check_model`: ``seq_len`` position rows, the heads,
+            the scheme, the dtype...); or a step's attention weights would not fit in the
+            machine's memory.
+        FloatingPointError: a step's loss is not finite (NaN or inf): training stops there.
     """
+    if model is not None:
+        config.check_model(model)
     ids = check_integer_array("stream", stream, config.vocab_size)
     check_in_range("stream id", ids, config.vocab_size, "ids")
     itemsize = np.dtype(config.dtype).itemsize
@@ -903,11 +785,28 @@ def train(
             config.seq_len, config.n_heads, config.n_layers, config.batch_size, itemsize
         ),
     )
+    steps: list[float] = []
+
+    def finite_step(
+        model: GPT, inputs: ArrayLike, targets: ArrayLike
+    ) -> tuple[float, dict[str, Floats]]:
+        """:func:`loss_and_grads`, stopping at the first loss that is not finite: an update
+        from it would make every weight NaN, and the steps after it would train nothing."""
+        loss, grads = loss_and_grads(model, inputs, targets)
+        if not math.isfinite(loss):
+            raise FloatingPointError(
+                f"step {len(steps)}'s loss is {loss}: training stopped there (a learning rate "
+                f"too high for the model, {config.learning_rate} at most here, or weights that "
+                "were not finite to begin with)"
+            )
+        steps.append(loss)
+        return loss, grads
+
     return run_training(
         config,
         model,
         init_model,
-        loss_and_grads,
+        finite_step,
         lambda seed: random_passages(ids, config.batch_size, config.seq_len, seed=seed),
         schedule=config.learning_rate_at,
         after_step=after_step,
@@ -915,218 +814,28 @@ def train(
     )
 
 
-def at_length(model: GPT, seq_len: int, method: Extension = "fresh", *, seed: int = 1) -> GPT:
+def at_length(model: GPT, seq_len: int, method: Extension | None = None, *, seed: int = 1) -> GPT:
     """``model`` able to run ``seq_len`` positions: its position table with ``seq_len`` rows.
 
     A learned table grows by ``method`` (:meth:`~gptembed.embedding.GPTStyleEmbedding.extended`,
-    fresh rows drawn with ``seed``), a sinusoidal one by more rows of its formula; the zero
-    table of the other schemes by more zeros (rotary and ALiBi compute their positions, so they
-    run at any length as they are). A table already ``seq_len`` long is kept. Every other
-    array is shared with ``model``, not copied.
+    ``"fresh"`` by default, fresh rows drawn with ``seed``); a sinusoidal one by more rows of
+    its formula, the zero table of the other schemes by more zeros (rotary and ALiBi compute
+    their positions, so they run at any length as they are): for those a ``method`` has no
+    meaning and is refused. A table already ``seq_len`` long is kept. Every other array is
+    shared with ``model``, not copied.
 
     Raises:
+        ValueError: a ``method`` for a scheme other than ``"learned"``.
         TypeError, ValueError: as :meth:`~gptembed.embedding.GPTStyleEmbedding.extended`
             (``seq_len`` shorter than the table, an unknown ``method``, a bad ``seed``).
     """
     seq_len = check_int("seq_len", seq_len)
-    embedding = model.embedding.extended(seq_len, method=method, seed=seed)
+    if model.scheme != "learned" and method is not None:
+        raise ValueError(
+            f"method={method!r} grows a learned table; a {model.scheme!r} table grows by its own "
+            "rule: pass no method"
+        )
+    embedding = model.embedding.extended(seq_len, method=method or "fresh", seed=seed)
     if model.scheme != "learned":
         embedding.position_embeddings = _position_table(model.scheme, embedding.position_embeddings)
     return replace(model, embedding=embedding)
-
-
-@dataclass
-class StoredRun:
-    """A trained model as :func:`save` stores it and :func:`load` reads it back.
-
-    Attributes:
-        model: the trained :class:`GPT`.
-        config: the :class:`GPTConfig` it was trained with.
-        losses: ``(steps,)`` training loss of each step's batch, before its update.
-        held_out_steps, held_out_losses: held-out loss after those numbers of steps.
-        info: how the run was made (command, wall time, machine, versions), as stored.
-    """
-
-    model: GPT
-    config: GPTConfig
-    losses: NDArray[np.float64]
-    held_out_steps: NDArray[np.intp]
-    held_out_losses: NDArray[np.float64]
-    info: dict[str, Any]
-
-
-def save(
-    path: str | os.PathLike[str], run: StoredRun, *, weights_dtype: DTypeLike | None = None
-) -> None:
-    """Write ``run`` to one ``.npz`` file: every array by name, the curves, and a JSON header.
-
-    The file is :func:`npz_path` of ``path``, written whole or not at all (a failed save leaves
-    the file stored before as it was). Only a run that :func:`load` reads back is written.
-
-    Args:
-        path: where to write.
-        run: the run.
-        weights_dtype: the floating dtype the weights are stored in; by default the model's.
-            float16 halves the file, rounding each weight to 11 significant bits (the schemes'
-            runs are stored so, to keep the package small).
-
-    Raises:
-        ValueError: as :func:`npz_path`; or a model that does not match ``run.config`` (arrays
-            of other shapes, such as a grown position table, or another head count or
-            scheme), which :func:`load` could not rebuild.
-        TypeError: ``run.model`` is not a :class:`GPT`, or ``weights_dtype`` is not floating.
-    """
-    start_from(init_model(run.config), run.model)  # refuses arrays of other shapes
-    model, config = run.model, run.config
-    for name in ("n_heads", "scheme", "rotary_base"):
-        if getattr(model, name) != getattr(config, name):
-            raise ValueError(
-                f"the model has {name} {getattr(model, name)!r}, its config "
-                f"{getattr(config, name)!r}: load would build the config's"
-            )
-    stored = model.embedding.dtype if weights_dtype is None else check_float_dtype(weights_dtype)
-    header = {"config": asdict(run.config), "info": run.info}
-    arrays: dict[str, Any] = {
-        "header": np.array(json.dumps(header, sort_keys=True)),
-        "losses": run.losses.astype(np.float32),
-        "held_out_steps": run.held_out_steps,
-        "held_out_losses": run.held_out_losses,
-        **{name: array.astype(stored) for name, array in model.parameters().items()},
-    }
-    save_npz(path, arrays)
-
-
-def load(file: str | os.PathLike[str] | IO[bytes], *, dtype: DTypeLike | None = None) -> StoredRun:
-    """Read a run that :func:`save` wrote.
-
-    Args:
-        file: the ``.npz`` file.
-        dtype: the model's dtype; by default the run's own (``config.dtype``). The stored values
-            are kept exactly either way (float16 or float32 to float64 is exact); ``config``
-            stays the run's.
-
-    Raises:
-        ValueError: the file is not a stored run (it lacks the header or a curve), lacks an
-            array the model needs, or one has the wrong shape.
-        TypeError: ``dtype`` is not float32 or float64.
-    """
-    with np.load(file) as data:
-        check_stored(
-            data, ("header", "losses", "held_out_steps", "held_out_losses"), "a stored run"
-        )
-        header = json.loads(str(data["header"]))
-        config = GPTConfig.from_stored(header["config"])
-        as_dtype = config.dtype if dtype is None else check_float_dtype(dtype).name
-        model = init_model(replace(config, dtype=as_dtype))
-        for name, array in model.parameters().items():
-            if name not in data or data[name].shape != array.shape:
-                got = data[name].shape if name in data else "nothing"
-                raise ValueError(f"stored run: {name} must have shape {array.shape}, got {got}")
-            array[...] = data[name]
-        return StoredRun(
-            model,
-            config,
-            data["losses"].astype(np.float64),
-            data["held_out_steps"].astype(np.intp),
-            data["held_out_losses"].astype(np.float64),
-            header["info"],
-        )
-
-
-def stored_run(*, seed: int = 0, dtype: DTypeLike | None = None) -> StoredRun:
-    """The model trained on :mod:`gptembed.corpus` by ``tools/train_lm.py --seed SEED``, as
-    stored in the package (``gptembed/data/gpt_seedSEED.npz``; seeds 0, 1 and 2).
-
-    ``dtype`` as in :func:`load`: the chapters read the float32 weights into a float64 model, so
-    that what they print does not depend on how a CPU rounds float32 sums.
-
-    Raises:
-        ValueError: no run is stored for ``seed``.
-    """
-    return read_stored("gpt_seed", seed, "stored run", lambda file: load(file, dtype=dtype))
-
-
-def stored_scheme_run(
-    scheme: Scheme, *, seed: int = 0, dtype: DTypeLike | None = None
-) -> StoredRun:
-    """The model with position scheme ``scheme`` trained on :mod:`gptembed.corpus` at 64
-    characters by ``tools/train_lm.py --scheme SCHEME --seed SEED``, as stored in the package
-    (``gptembed/data/scheme_SCHEME_seedSEED.npz``; the five schemes of
-    :data:`~gptembed.positions.SCHEMES`, seeds 0, 1 and 2; weights stored in float16).
-
-    ``dtype`` as in :func:`load`.
-
-    Raises:
-        ValueError: ``scheme`` is not one of the five, or no run is stored for ``seed``.
-    """
-    if scheme not in SCHEMES:
-        raise ValueError(f"scheme must be one of {SCHEMES}, got {scheme!r}")
-    return read_stored(
-        f"scheme_{scheme}_seed", seed, f"stored {scheme} run", lambda file: load(file, dtype=dtype)
-    )
-
-
-def score_terms(
-    model: GPT,
-    token_ids: ArrayLike,
-    start_pos: int = 0,
-    *,
-    fixed_scale: float | None = None,
-) -> list[ScoreTerms]:
-    """The first block's attention scores split into four terms, one :class:`ScoreTerms` a head.
-
-    The block reads ``LayerNorm_1(tok + pos)``, not ``tok + pos``. LayerNorm subtracts each
-    vector's mean (linear, so it splits) and divides by its standard deviation ``sigma``, one
-    number per token that depends on the token *and* its position. With each token's own
-    ``sigma`` (``fixed_scale=None``), ``LayerNorm_1(x) = tokpart + pospart`` exactly, with
-
-        tokpart = gain * (tok - mean(tok)) / sigma
-        pospart = gain * (pos - mean(pos)) / sigma + bias
-
-    and the four terms add up to the scores; but then the position-position term changes a
-    little from sequence to sequence. With ``fixed_scale`` every token is divided by that one
-    number instead: the position-position term is then a property of the positions alone, and
-    the sum of the terms only approximates the scores. The constants (LayerNorm's bias and the
-    query and key biases) go with the position part: it is what every token at a position
-    shares, and the token part is what the token adds.
-
-    Returns:
-        ``n_heads`` :class:`ScoreTerms`, each ``(B, T, T)`` (or ``(T, T)`` for ``(T,)`` ids),
-        scaled by ``1 / sqrt(D / n_heads)`` as the scores are.
-
-    Raises:
-        TypeError, ValueError: as :meth:`GPTStyleEmbedding.check_ids`, or a ``fixed_scale``
-            that is not a finite number > 0 (0 and NaN gave NaN terms, a negative one terms of
-            the wrong sign).
-    """
-    ids = model.embedding.check_ids(token_ids, start_pos)
-    if fixed_scale is not None:
-        fixed_scale = check_float("fixed_scale", fixed_scale, above=0)
-    seq_len = ids.shape[-1]
-    tok = model.embedding.token_embeddings[ids]  # (..., T, D)
-    rows = model.embedding.position_embeddings[start_pos : start_pos + seq_len]  # (T, D)
-    pos = np.broadcast_to(rows, tok.shape)
-    x = tok + pos
-    centred = x - x.mean(axis=-1, keepdims=True)
-    sigma = np.sqrt((centred * centred).mean(axis=-1, keepdims=True) + LN_EPS)  # (..., T, 1)
-    if fixed_scale is not None:
-        sigma = np.full_like(sigma, fixed_scale)
-    gain, bias = model.ln1_gain[0], model.ln1_bias[0]
-    tokpart = gain * (tok - tok.mean(axis=-1, keepdims=True)) / sigma
-    pospart = gain * (pos - pos.mean(axis=-1, keepdims=True)) / sigma + bias
-    dim, head = model.embedding.embed_dim, model.head_dim
-    w, b = model.w_attn[0], model.b_attn[0]
-    terms = []
-    for h in range(model.n_heads):
-        cols_q = slice(h * head, (h + 1) * head)
-        cols_k = slice(dim + h * head, dim + (h + 1) * head)
-        terms.append(
-            ScoreTerms.from_parts(
-                query_token=tokpart @ w[:, cols_q],
-                query_position=pospart @ w[:, cols_q] + b[cols_q],
-                key_token=tokpart @ w[:, cols_k],
-                key_position=pospart @ w[:, cols_k] + b[cols_k],
-                scale=1.0 / math.sqrt(head),
-            )
-        )
-    return terms

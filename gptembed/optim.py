@@ -68,10 +68,12 @@ def losses_of_logits(
     Raises:
         TypeError: logits that are not real numbers (complex, bool, strings), or targets that
             are not integers.
-        ValueError: targets of another shape than the logits without their last axis, or a
-            target outside ``[0, V)`` that is not ``ignore``.
+        ValueError: logits with no class axis, targets of another shape than the logits
+            without their last axis, or a target outside ``[0, V)`` that is not ``ignore``.
     """
     z = as_real_array("logits", logits)
+    if z.ndim < 1 or z.shape[-1] == 0:
+        raise ValueError(f"logits must have a last axis of V >= 1 classes, got shape {z.shape}")
     y = check_targets(targets, z.shape[:-1], z.shape[-1], like="the inputs' shape", ignore=ignore)
     picked = y if ignore is None else np.where(y == ignore, 0, y)
     top = z.max(axis=-1, keepdims=True)

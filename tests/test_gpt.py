@@ -1,69 +1,35 @@
-"""The small GPT: every gradient against finite differences, causality, the tied head, the four
-score terms through LayerNorm, the learning-rate schedule and determinism."""
+"""The small GPT: every gradient against finite differences, causality, the tied head, windows
+and sinks, the learning-rate schedule, determinism, and every input handled."""
 
 from __future__ import annotations
 
 import dataclasses
 import itertools
-import json
 import math
-import re
-import sys
-from pathlib import Path
-from types import ModuleType
+import tracemalloc
 from typing import Any
 
 import numpy as np
 import pytest
 
-from gptembed import gpt
-from gptembed.corpus import held_out_stream, random_passages, train_stream
-from gptembed.embedding import GPTStyleEmbedding
+from gptembed import _transformer, embedding, gpt
+from gptembed._lookup import checked_lookup
+from gptembed.corpus import random_passages, train_stream
 from gptembed.gpt import (
-    GPT,
     GPTConfig,
     at_length,
     evaluate,
     forward,
     init_model,
-    load,
     logits,
     loss_and_grads,
-    losses_of_logits,
-    save,
-    score_terms,
-    stored_run,
-    stored_scheme_run,
     token_losses,
     train,
 )
-from gptembed.optim import IGNORE, cross_entropy
+from gptembed.optim import IGNORE, cross_entropy, losses_of_logits
 from gptembed.positions import SCHEMES, sinusoidal_table
 from tests.gradcheck import numerical_grad
-from tests.stored_files import load_tool, savez_that_fails
-
-TINY = GPTConfig(
-    vocab_size=7, seq_len=5, n_layers=2, n_heads=2, embed_dim=8, dtype="float64", seed=3
-)
-ONE_BLOCK = GPTConfig(vocab_size=7, seq_len=8, n_layers=1, n_heads=2, embed_dim=8)
-"""One block of two heads, in float32 as the stored runs are: the model the tests train."""
-
-
-def _perturbed(config: GPTConfig = TINY) -> GPT:
-    """A model moved away from its initial weights (biases 0, gains 1, tiny matrices), so every
-    gradient is far from zero and every path through the model carries signal."""
-    model = init_model(config)
-    rng = np.random.default_rng(11)
-    for array in model.parameters().values():
-        array += rng.standard_normal(array.shape) * 0.5
-    return model
-
-
-def _batch(config: GPTConfig = TINY, seed: int = 5) -> tuple[np.ndarray, np.ndarray]:
-    rng = np.random.default_rng(seed)
-    ids = rng.integers(config.vocab_size, size=(3, config.seq_len + 1))
-    return ids[:, :-1], ids[:, 1:]
-
+from tests.small_gpts import ONE_BLOCK, TINY, batch, perturbed
 
 SCHEME_PATH = ("token_embeddings", "position_embeddings", "w_attn", "b_attn")
 """The arrays whose gradients pass through where a scheme acts (the scores of both blocks, which
@@ -80,8 +46,8 @@ def test_every_gradient_matches_finite_differences(scheme: str, name: str) -> No
     """Every array with the learned table; for the other schemes, every array whose gradient
     passes through a rotation or a bias, the position table included (those schemes freeze it in
     training, but it is still an input the loss depends on)."""
-    model = _perturbed(dataclasses.replace(TINY, scheme=scheme))
-    inputs, targets = _batch()
+    model = perturbed(dataclasses.replace(TINY, scheme=scheme))
+    inputs, targets = batch()
     _, grads = loss_and_grads(model, inputs, targets)
     assert set(grads) == set(model.parameters())
     # the loss alone, from the forward pass (the mean that loss_and_grads returns)
@@ -96,8 +62,8 @@ def test_every_gradient_matches_finite_differences(scheme: str, name: str) -> No
 def test_ignored_targets_are_not_scored_and_their_gradient_is_the_scored_mean() -> None:
     """Scoring only the last position (chapter 9's control): the loss is the mean over the
     scored predictions, and a gradient matches finite differences of that loss."""
-    model = _perturbed()
-    inputs, targets = _batch()
+    model = perturbed()
+    inputs, targets = batch()
     last_only = np.full_like(targets, IGNORE)
     last_only[:, -1] = targets[:, -1]
     loss, grads = loss_and_grads(model, inputs, last_only)
@@ -134,7 +100,7 @@ def test_early_rows_get_more_gradient_unless_every_row_serves_one_scored_query()
 def test_the_forward_pass_by_hand_one_block_one_head() -> None:
     """GPT-2's block written out plainly, on a model of one block and one head."""
     config = GPTConfig(vocab_size=6, seq_len=4, n_layers=1, n_heads=1, embed_dim=4, dtype="float64")
-    m = _perturbed(config)
+    m = perturbed(config)
     ids = np.array([[1, 5, 0, 2]])
     wte, wpe = m.embedding.token_embeddings, m.embedding.position_embeddings
 
@@ -155,8 +121,8 @@ def test_the_forward_pass_by_hand_one_block_one_head() -> None:
 
 
 def test_the_model_is_causal() -> None:
-    model = _perturbed()
-    inputs, _ = _batch()
+    model = perturbed()
+    inputs, _ = batch()
     f = forward(model, inputs)
     for block in f.blocks:
         assert (np.triu(block.probs, k=1) == 0).all()
@@ -169,16 +135,16 @@ def test_the_model_is_causal() -> None:
 
 
 def test_the_output_head_is_the_token_table() -> None:
-    model = _perturbed()
-    inputs, _ = _batch()
+    model = perturbed()
+    inputs, _ = batch()
     f = forward(model, inputs)
     np.testing.assert_allclose(f.logits, f.final @ model.embedding.token_embeddings.T)
     assert "w_head" not in model.parameters() and len(model.parameters()) == 16
 
 
 def test_token_losses_are_the_cross_entropy_of_each_prediction() -> None:
-    model = _perturbed()
-    inputs, targets = _batch()
+    model = perturbed()
+    inputs, targets = batch()
     per_token = token_losses(model, inputs, targets)
     assert per_token.shape == inputs.shape
     np.testing.assert_allclose(per_token.mean(), loss_and_grads(model, inputs, targets)[0])
@@ -203,7 +169,7 @@ def test_windows_scored_a_few_at_a_time_give_what_one_piece_gives(
     windows of 3, and a last chunk of 1): the logits are those of the whole batch in one
     forward pass, each window with its own position ids where it has them (to the last bit or
     so: BLAS may order a product's sums by the number of rows)."""
-    model = _perturbed()
+    model = perturbed()
     ids = np.random.default_rng(3).integers(TINY.vocab_size, size=(5, 3))
     if per_row_positions:
         kwargs = {"position_ids": np.arange(15).reshape(5, 3) % TINY.seq_len}
@@ -235,17 +201,17 @@ def test_scoring_a_few_queries_at_a_time_gives_the_full_weights_logits(
     the keys up to its last query only (here blocks of 3 queries on 8 positions, the last one
     short): the logits of forward's full (T, T) weights, for every scheme, window and sinks (to
     the last bits: a softmax over fewer keys sums in another order)."""
-    model = _perturbed(dataclasses.replace(ONE_BLOCK, n_layers=2, scheme=scheme, dtype="float64"))
+    model = perturbed(dataclasses.replace(ONE_BLOCK, n_layers=2, scheme=scheme, dtype="float64"))
     ids = np.random.default_rng(4).integers(ONE_BLOCK.vocab_size, size=(3, 8))
     whole = forward(model, ids, **kwargs).logits
-    monkeypatch.setattr(gpt, "QUERY_BLOCK", 3)
+    monkeypatch.setattr(_transformer, "QUERY_BLOCK", 3)
     np.testing.assert_allclose(logits(model, ids, **kwargs), whole, rtol=1e-12, atol=1e-13)
 
 
 def test_start_pos_moves_the_rows_read() -> None:
     config = dataclasses.replace(ONE_BLOCK, dtype="float64")
-    model = _perturbed(config)
-    inputs, _ = _batch(config)
+    model = perturbed(config)
+    inputs, _ = batch(config)
     shifted = forward(model, inputs[:, :5], start_pos=3).logits
     by_ids = forward(model, inputs[:, :5], position_ids=np.arange(3, 8)).logits
     np.testing.assert_array_equal(shifted, by_ids)
@@ -254,32 +220,6 @@ def test_start_pos_moves_the_rows_read() -> None:
         forward(model, inputs[:, :5], start_pos=4)
     with pytest.raises(ValueError, match=r"token_ids must have shape \(B, T\)"):
         forward(model, inputs[0])
-
-
-def test_score_terms_with_each_tokens_own_scale_sum_to_the_first_blocks_scores() -> None:
-    model = _perturbed()
-    inputs, _ = _batch()
-    for start in (0, 2):
-        ids = inputs[:, : TINY.seq_len - start]
-        terms = score_terms(model, ids, start_pos=start)
-        block = forward(model, ids, start_pos=start).blocks[0]
-        scores = block.q @ block.k.swapaxes(-1, -2) / math.sqrt(model.head_dim)  # (B, nh, T, T)
-        assert len(terms) == TINY.n_heads
-        for head, split in enumerate(terms):
-            np.testing.assert_allclose(split.total(), scores[:, head], rtol=1e-10, atol=1e-10)
-
-
-def test_a_fixed_scale_makes_the_position_term_the_same_for_every_sequence() -> None:
-    model = _perturbed()
-    inputs, _ = _batch()
-    own = score_terms(model, inputs)[0].position_position
-    assert not np.allclose(own[0], own[1]), "each token's own scale differs between sequences"
-    fixed = score_terms(model, inputs, fixed_scale=1.3)[0]
-    np.testing.assert_allclose(fixed.position_position[0], fixed.position_position[1])
-    # With one scale for everything the split no longer sums to the scores exactly.
-    block = forward(model, inputs).blocks[0]
-    scores = block.q @ block.k.swapaxes(-1, -2) / math.sqrt(model.head_dim)
-    assert not np.allclose(fixed.total(), scores[:, 0])
 
 
 def test_the_schedule_warms_up_then_decays_to_a_tenth() -> None:
@@ -299,19 +239,6 @@ def test_config_refuses_bad_values() -> None:
         GPTConfig(n_layers=1.5)  # type: ignore[arg-type]
     with pytest.raises(TypeError, match="floating dtype"):
         GPTConfig(dtype="int32")
-
-
-def test_config_stores_python_numbers_and_the_dtype_by_name(tmp_path: Path) -> None:
-    """Sizes were once checked but kept as the numpy scalars given, which save() could not write
-    into its JSON header."""
-    config = dataclasses.replace(
-        ONE_BLOCK, seq_len=np.int64(8), warmup=np.int32(2), dtype=np.dtype(np.float64)
-    )
-    assert type(config.seq_len) is int and type(config.warmup) is int
-    assert config == dataclasses.replace(ONE_BLOCK, warmup=2, dtype="float64")
-    run = gpt.StoredRun(init_model(config), config, np.zeros(0), np.zeros(0, int), np.zeros(0), {})
-    save(tmp_path / "run.npz", run)
-    assert load(tmp_path / "run.npz").config == config
 
 
 def test_training_is_deterministic_and_learns() -> None:
@@ -337,9 +264,9 @@ def test_training_is_deterministic_and_learns() -> None:
 def test_relative_schemes_see_only_distances() -> None:
     """Rotary, ALiBi and no positions give the same logits wherever a sequence starts; the two
     tables do not."""
-    inputs, _ = _batch()
+    inputs, _ = batch()
     for scheme in SCHEMES:
-        model = at_length(_perturbed(dataclasses.replace(TINY, scheme=scheme)), 12)
+        model = at_length(perturbed(dataclasses.replace(TINY, scheme=scheme)), 12)
         moved = logits(model, inputs, 7)
         same = np.allclose(moved, logits(model, inputs), rtol=0, atol=1e-12)
         assert same == (scheme in ("rotary", "alibi", "none")), scheme
@@ -351,7 +278,7 @@ def test_a_window_is_the_last_keys_and_its_sinks_sit_at_cache_positions(scheme: 
     run on their own; with sinks, those of the first ids followed by those W ids: the cache a
     streaming model holds, at the positions StreamingLLM gives it."""
     config = dataclasses.replace(TINY, n_layers=1, seq_len=12, scheme=scheme)
-    model = _perturbed(config)
+    model = perturbed(config)
     model.embedding.position_embeddings[:] = 0.0  # as the scheme keeps it (_perturbed moved it)
     ids = np.random.default_rng(2).integers(config.vocab_size, size=(2, 12))
     np.testing.assert_allclose(forward(model, ids, window=12).logits, logits(model, ids))
@@ -384,7 +311,7 @@ def test_window_and_sinks_refuse_what_a_cache_cannot_do() -> None:
 def test_at_length_grows_each_schemes_table_by_its_rule() -> None:
     for scheme in SCHEMES:
         model = init_model(dataclasses.replace(TINY, scheme=scheme))
-        longer = at_length(model, 9, "tile")
+        longer = at_length(model, 9, "tile" if scheme == "learned" else None)
         table = longer.embedding.position_embeddings
         assert table.shape == (9, 8) and longer.w_attn is model.w_attn
         if scheme == "learned":
@@ -411,284 +338,8 @@ def test_training_continues_from_a_given_model_even_one_with_a_grown_table() -> 
         np.testing.assert_array_equal(array, before[name], err_msg=name)
     assert more.model.embedding.max_seq_len == 16
     assert more.losses[0] < train(longer, stream).losses[0]  # it started from what it knew
-    with pytest.raises(ValueError, match=r"position_embeddings \(8, 8\) \(the config's: \(16"):
+    with pytest.raises(ValueError, match=r"its config: seq_len 8 \(the config's 16\)"):
         train(longer, stream, first)
-
-
-# The small GPT stored in the package: it loads, it is the run its stored curve says, and the
-# first steps of ``tools/train_lm.py`` reproduce that curve.
-
-
-DATA = Path(gpt.__file__).parent / "data"
-SEEDS = (0, 1, 2)
-
-
-def test_the_stored_runs_are_small() -> None:
-    runs = sorted(DATA.glob("gpt_seed*.npz"))
-    assert [p.name for p in runs] == [f"gpt_seed{s}.npz" for s in SEEDS]
-    assert sum(p.stat().st_size for p in runs) <= 2 * 1024 * 1024
-
-
-@pytest.mark.parametrize("seed", SEEDS)
-def test_each_stored_run_has_its_seed_and_the_same_sizes(seed: int) -> None:
-    run = stored_run(seed=seed)
-    assert run.config == dataclasses.replace(stored_run(seed=0).config, seed=seed)
-    assert run.config.seq_len >= 128
-    assert len(run.losses) == run.config.steps
-    assert run.held_out_steps[-1] == run.config.steps
-    assert run.info["command"] == f"python tools/train_lm.py --seed {seed}"
-    assert run.info["seconds"] > 0
-
-
-def test_the_scheme_runs_are_stored_for_five_schemes_and_three_seeds() -> None:
-    runs = sorted(p.name for p in DATA.glob("scheme_*.npz"))
-    assert runs == sorted(f"scheme_{k}_seed{s}.npz" for k in SCHEMES for s in SEEDS)
-    assert sum((DATA / name).stat().st_size for name in runs) <= 15 * 256 * 1024
-    with pytest.raises(ValueError, match="scheme must be one of"):
-        stored_scheme_run("relative")  # type: ignore[arg-type]
-    with pytest.raises(ValueError, match="no stored rotary run for seed 3"):
-        stored_scheme_run("rotary", seed=3)
-
-
-def test_every_scheme_run_names_its_scheme_seed_and_command() -> None:
-    base = dataclasses.replace(stored_run(seed=0).config, seq_len=64)
-    for scheme in SCHEMES:
-        for seed in SEEDS:
-            run = stored_scheme_run(scheme, seed=seed)
-            assert run.config == dataclasses.replace(base, scheme=scheme, seed=seed)
-            command = f"python tools/train_lm.py --scheme {scheme} --seed {seed}"
-            assert run.info["command"] == command
-            assert len(run.losses) == run.config.steps == run.held_out_steps[-1]
-
-
-@pytest.mark.parametrize("scheme", SCHEMES)
-def test_each_scheme_run_is_what_its_command_trains(scheme: str) -> None:
-    """The stored config is chapter 9's but for the length and the scheme; the first steps of
-    ``tools/train_lm.py --scheme`` reproduce the stored curve; the stored weights, rounded to
-    float16, still give the final held-out loss to within a hundredth of a nat."""
-    run = stored_scheme_run(scheme, seed=0)
-    base = stored_run(seed=0).config
-    assert run.config == dataclasses.replace(base, seq_len=64, scheme=scheme)
-    assert run.info["command"] == f"python tools/train_lm.py --scheme {scheme} --seed 0"
-    steps = 3
-    again = train(dataclasses.replace(run.config, steps=steps), train_stream())
-    np.testing.assert_allclose(again.losses, run.losses[:steps], rtol=1e-5)
-    spec = run.info["held_out_windows"]
-    windows = random_passages(held_out_stream(), spec["windows"], 64, seed=spec["seed"])
-    assert evaluate(run.model, *windows).loss == pytest.approx(run.held_out_losses[-1], abs=0.01)
-
-
-def test_the_stored_weights_give_the_stored_held_out_loss() -> None:
-    run = stored_run(seed=0)
-    spec = run.info["held_out_windows"]
-    windows = random_passages(
-        held_out_stream(), spec["windows"], run.config.seq_len, seed=spec["seed"]
-    )
-    assert evaluate(run.model, *windows).loss == pytest.approx(run.held_out_losses[-1], rel=1e-4)
-    # Read as float64, the same values: the loss agrees to float32's rounding.
-    wide = stored_run(seed=0, dtype=np.float64)
-    assert wide.config == run.config and wide.model.embedding.dtype == np.float64
-    for name, array in run.model.parameters().items():
-        np.testing.assert_array_equal(wide.model.parameters()[name], array, err_msg=name)
-    assert evaluate(wide.model, *windows).loss == pytest.approx(run.held_out_losses[-1], rel=1e-4)
-
-
-def test_the_first_steps_reproduce_the_stored_curve() -> None:
-    """tools/train_lm.py's run, re-made for its first steps (all inside the warmup, whose rates
-    do not depend on the run's length). Another CPU may round float32 differently, hence the
-    tolerance; on the machine that stored the run the losses agree to the last bits."""
-    run = stored_run(seed=0)
-    steps = 4
-    assert steps <= run.config.warmup
-    again = train(dataclasses.replace(run.config, steps=steps), train_stream())
-    np.testing.assert_allclose(again.losses, run.losses[:steps], rtol=1e-5)
-
-
-def test_runs_stored_with_the_old_field_names_still_load() -> None:
-    """The stored runs' headers name n_layer and n_head; the package now says n_layers and
-    n_heads, as ModelConfig and attention_cost do (issue 25)."""
-    with np.load(DATA / "gpt_seed0.npz") as data:
-        stored = json.loads(str(data["header"]))["config"]
-    assert {"n_layer", "n_head"} <= stored.keys()
-    config = GPTConfig.from_stored(stored)
-    assert (config.n_layers, config.n_heads) == (stored["n_layer"], stored["n_head"])
-    assert GPTConfig.from_stored(dataclasses.asdict(config)) == config
-
-
-def test_save_and_load_round_trip(tmp_path: Path) -> None:
-    config = dataclasses.replace(ONE_BLOCK, steps=3)
-    result = train(config, np.tile(np.arange(7), 20))
-    stored = gpt.StoredRun(
-        result.model, config, result.losses, np.array([3]), np.array([1.5]), {"note": "x"}
-    )
-    save(tmp_path / "run.npz", stored)
-    back = load(tmp_path / "run.npz")
-    assert back.config == config and back.info == {"note": "x"}
-    for name, array in result.model.parameters().items():
-        np.testing.assert_array_equal(back.model.parameters()[name], array, err_msg=name)
-    np.testing.assert_allclose(back.losses, result.losses, rtol=1e-6)
-
-
-def test_a_damaged_file_or_an_unknown_seed_is_refused(tmp_path: Path) -> None:
-    with np.load(DATA / "gpt_seed0.npz") as data:
-        arrays = dict(data)
-    arrays["w_fc"] = arrays["w_fc"][:, :, :3]
-    np.savez(tmp_path / "bad.npz", **arrays)
-    with pytest.raises(ValueError, match=r"w_fc must have shape \(2, 64, 256\), got \(2, 64, 3\)"):
-        load(tmp_path / "bad.npz")
-    with pytest.raises(ValueError, match="no stored run for seed 7"):
-        stored_run(seed=7)
-
-
-# Every input handled (issue 25): what save writes load reads, a save is whole or not at all, and
-# each bad input is refused at the boundary with its name and range.
-
-
-def _stored(model: GPT, config: GPTConfig) -> gpt.StoredRun:
-    return gpt.StoredRun(model, config, np.zeros(2), np.array([2]), np.array([1.5]), {})
-
-
-def test_a_save_that_fails_partway_leaves_the_stored_file_as_it_was(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """A full disk, Ctrl-C or a kill while the .npz is written: the run stored before is kept
-    byte for byte and no half-written file is left beside it."""
-    path = tmp_path / "run.npz"
-    save(path, _stored(init_model(ONE_BLOCK), ONE_BLOCK))
-    before = path.read_bytes()
-
-    monkeypatch.setattr(np, "savez", savez_that_fails(OSError(28, "No space left on device")))
-    with pytest.raises(OSError, match="No space left"):
-        save(path, _stored(init_model(ONE_BLOCK), dataclasses.replace(ONE_BLOCK, seed=1)))
-    assert path.read_bytes() == before
-    assert list(tmp_path.iterdir()) == [path]
-
-
-def test_save_adds_npz_as_numpy_does_and_refuses_a_folder(tmp_path: Path) -> None:
-    save(tmp_path / "run", _stored(init_model(ONE_BLOCK), ONE_BLOCK))
-    assert [p.name for p in tmp_path.iterdir()] == ["run.npz"]
-    assert load(tmp_path / "run.npz").config == ONE_BLOCK
-    assert gpt.npz_path(tmp_path / "run") == tmp_path / "run.npz"
-    with pytest.raises(ValueError, match=f"{tmp_path} is a folder: name the file"):
-        save(tmp_path, _stored(init_model(ONE_BLOCK), ONE_BLOCK))
-    with pytest.raises(ValueError, match=f"the folder {tmp_path / 'no'} does not exist"):
-        save(tmp_path / "no" / "run.npz", _stored(init_model(ONE_BLOCK), ONE_BLOCK))
-
-
-def test_save_refuses_a_run_that_load_could_not_read(tmp_path: Path) -> None:
-    model = init_model(ONE_BLOCK)
-    grown = dataclasses.replace(model, embedding=model.embedding.extended(16, method="tile"))
-    with pytest.raises(ValueError, match=r"position_embeddings \(16, 8\) \(the config's: \(8, 8\)"):
-        save(tmp_path / "run.npz", _stored(grown, ONE_BLOCK))
-    with pytest.raises(ValueError, match="the model has n_heads 2, its config 1"):
-        save(tmp_path / "run.npz", _stored(model, dataclasses.replace(ONE_BLOCK, n_heads=1)))
-    with pytest.raises(ValueError, match="the model has scheme 'learned', its config 'alibi'"):
-        save(tmp_path / "run.npz", _stored(model, dataclasses.replace(ONE_BLOCK, scheme="alibi")))
-    assert not list(tmp_path.iterdir())
-
-
-@pytest.mark.parametrize("scheme", SCHEMES)
-def test_a_run_stored_in_float16_loads_as_its_rounded_weights(scheme: str, tmp_path: Path) -> None:
-    config = dataclasses.replace(ONE_BLOCK, scheme=scheme)
-    model = init_model(config)
-    save(tmp_path / "run", _stored(model, config), weights_dtype=np.float16)
-    back = load(tmp_path / "run.npz", dtype=np.float64)
-    assert back.config == config and back.model.scheme == scheme
-    for name, array in model.parameters().items():
-        expected = array.astype(np.float16).astype(np.float64)
-        np.testing.assert_array_equal(back.model.parameters()[name], expected, err_msg=name)
-
-
-def test_load_refuses_an_npz_that_is_not_a_stored_run(tmp_path: Path) -> None:
-    np.savez(tmp_path / "other.npz", x=np.zeros(3))
-    with pytest.raises(
-        ValueError,
-        match=r"not a stored run: it lacks header, losses, held_out_steps, held_out_losses",
-    ):
-        load(tmp_path / "other.npz")
-
-
-def _no_training(*args: object, **kwargs: object) -> None:
-    raise AssertionError("trained before the output path was checked")
-
-
-@pytest.mark.parametrize("tool_name", ["train_lm", "fine_tune_lm"])
-@pytest.mark.parametrize(
-    ("out", "message"),
-    [
-        ("missing/run.npz", r"--out: the folder \S+missing does not exist"),
-        ("", r"--out: \S+ is a folder: name the file"),
-    ],
-)
-def test_the_tools_check_their_out_path_before_training(
-    tmp_path: Path,
-    monkeypatch: pytest.MonkeyPatch,
-    capsys: pytest.CaptureFixture[str],
-    tool_name: str,
-    out: str,
-    message: str,
-) -> None:
-    tool = load_tool(tool_name, monkeypatch)
-    monkeypatch.setattr(tool, "train", _no_training)
-    monkeypatch.setattr(sys, "argv", [f"{tool_name}.py", "--out", str(tmp_path / out)])
-    with pytest.raises(SystemExit):
-        tool.main()
-    assert re.search(message, capsys.readouterr().err)
-
-
-def _tiny_train_lm(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, out: str) -> ModuleType:
-    """train_lm made to train a tiny model for 2 steps into ``tmp_path / out``."""
-    tool = load_tool("train_lm", monkeypatch)
-    tiny = GPTConfig(seq_len=8, n_layers=1, n_heads=2, embed_dim=8, steps=2, warmup=1)
-    monkeypatch.setattr(tool, "CONFIG", tiny)
-    monkeypatch.setattr(tool, "HELD_OUT", random_passages(held_out_stream(), 2, 8, seed=0))
-    monkeypatch.setattr(sys, "argv", ["train_lm.py", "--out", str(tmp_path / out)])
-    return tool
-
-
-def test_train_lm_stores_a_path_without_npz_where_it_says(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
-) -> None:
-    _tiny_train_lm(tmp_path, monkeypatch, "run").main()
-    stored = tmp_path / "run.npz"
-    assert f"stored {stored} ({stored.stat().st_size:,} bytes)" in capsys.readouterr().err
-    assert load(stored).config.steps == 2
-
-
-def test_train_lm_with_a_scheme_trains_that_scheme_and_stores_it_in_float16(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    tool = _tiny_train_lm(tmp_path, monkeypatch, "run.npz")
-    monkeypatch.setattr(tool, "SCHEME_LEN", 6)
-    monkeypatch.setattr(sys, "argv", ["train_lm.py", "--scheme", "alibi", "--seed", "2"])
-    monkeypatch.setattr(tool._cli, "DATA", tmp_path)
-    tool.main()
-    run = load(tmp_path / "scheme_alibi_seed2.npz")
-    assert (run.config.scheme, run.config.seq_len, run.config.seed) == ("alibi", 6, 2)
-    assert run.info["command"] == "python tools/train_lm.py --scheme alibi --seed 2"
-    with np.load(tmp_path / "scheme_alibi_seed2.npz") as data:
-        assert data["w_attn"].dtype == np.float16
-
-
-def test_ctrl_c_while_train_lm_trains_leaves_the_stored_file_as_it_was(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    stored = tmp_path / "run.npz"
-    stored.write_bytes(b"the run stored before")
-    tool = _tiny_train_lm(tmp_path, monkeypatch, "run.npz")
-    steps: list[int] = []
-
-    def ctrl_c(model: GPT, *windows: object) -> float:  # called by gpt.train after a step
-        steps.append(len(steps))
-        raise KeyboardInterrupt
-
-    monkeypatch.setattr(tool, "evaluate", ctrl_c)
-    monkeypatch.setattr(tool, "HELD_OUT_EVERY", 1)
-    with pytest.raises(KeyboardInterrupt):
-        tool.main()
-    assert steps == [0]
-    assert stored.read_bytes() == b"the run stored before"
-    assert list(tmp_path.iterdir()) == [stored]
 
 
 def test_float16_is_refused_before_it_trains_to_nan() -> None:
@@ -702,13 +353,6 @@ def test_evaluate_refuses_zero_windows() -> None:
         evaluate(model, np.zeros((0, 8), int), np.zeros((0, 8), int))
 
 
-@pytest.mark.parametrize("scale", [0, -1.0, float("nan"), float("inf")])
-def test_score_terms_refuse_a_fixed_scale_that_is_not_a_positive_number(scale: float) -> None:
-    inputs, _ = _batch()
-    with pytest.raises(ValueError, match="fixed_scale must be a finite number > 0"):
-        score_terms(_perturbed(), inputs, fixed_scale=scale)
-
-
 def test_the_schedule_refuses_a_step_before_the_first() -> None:
     with pytest.raises(ValueError, match="step must be an integer >= 0, got -5"):
         GPTConfig(warmup=10).learning_rate_at(-5)
@@ -718,11 +362,6 @@ def test_the_schedule_refuses_a_step_before_the_first() -> None:
         GPTConfig().learning_rate_at(1.5)  # type: ignore[arg-type]
     no_warmup = GPTConfig(steps=3, warmup=0, learning_rate=1e-3)
     assert [no_warmup.learning_rate_at(s) for s in range(3)] == pytest.approx([1e-3, 5.5e-4, 1e-4])
-
-
-def test_losses_of_logits_refuse_complex_logits() -> None:
-    with pytest.raises(TypeError, match="logits must hold real numbers, got dtype complex128"):
-        losses_of_logits(np.ones((2, 3)) + 1j, [0, 1])
 
 
 def test_forward_refuses_sequences_of_no_ids() -> None:
@@ -745,14 +384,14 @@ def test_a_training_step_checks_its_ids_once(monkeypatch: pytest.MonkeyPatch) ->
     """Issue 25: the ids were checked four times a step (loss_and_grads, forward, the embedding's
     forward and backward)."""
     calls: list[int] = []
-    checked = GPTStyleEmbedding.checked_lookup
 
-    def counting(self: GPTStyleEmbedding, *args: Any) -> Any:
+    def counting(*args: Any, **kwargs: Any) -> Any:
         calls.append(1)
-        return checked(self, *args)
+        return checked_lookup(*args, **kwargs)
 
-    monkeypatch.setattr(GPTStyleEmbedding, "checked_lookup", counting)
-    loss_and_grads(_perturbed(), *_batch())
+    for module in (gpt, embedding):  # every module that checks a lookup there
+        monkeypatch.setattr(module, "checked_lookup", counting)
+    loss_and_grads(perturbed(), *batch())
     assert len(calls) == 1
 
 
@@ -762,8 +401,8 @@ def test_a_training_step_checks_its_ids_once(monkeypatch: pytest.MonkeyPatch) ->
      np.float32, np.float64, object, str],
 )  # fmt: skip
 def test_every_id_dtype_gives_the_same_result_or_a_type_error(dtype: type) -> None:
-    model = _perturbed()
-    inputs, targets = _batch()
+    model = perturbed()
+    inputs, targets = batch()
     loss, grads = loss_and_grads(model, inputs, targets)
     if np.dtype(dtype).kind in "iu":
         np.testing.assert_array_equal(
@@ -786,3 +425,116 @@ def test_sizes_too_large_for_memory_are_refused_by_name() -> None:
     long = dataclasses.replace(ONE_BLOCK, seq_len=10**6)
     with pytest.raises(ValueError, match=r"batch_size 32 x n_heads 2 x n_layers 1 x seq_len\*\*2"):
         train(long, np.zeros(10**6 + 1, int))
+
+
+def test_scoring_keeps_nothing_once_it_returns() -> None:
+    """logits made a (K, K) mask for every block of queries and cached 32 of them: 1.2 GiB kept
+    after one window of 4,096. Now one mask a pass, dropped on return, and no cache anywhere."""
+    model = at_length(perturbed(dataclasses.replace(ONE_BLOCK, scheme="alibi")), 300)
+    ids = np.random.default_rng(0).integers(ONE_BLOCK.vocab_size, size=(1, 300))
+    logits(model, ids, window=20, sinks=2)  # numpy's own first-call allocations
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        for kwargs in ({}, {"window": 20}, {"window": 30, "sinks": 3}):
+            logits(model, ids, **kwargs)
+            token_losses(model, ids[:, :-1], ids[:, 1:], **kwargs)
+            forward(model, ids, **kwargs)
+        kept = tracemalloc.get_traced_memory()[0] - before
+    finally:
+        tracemalloc.stop()
+    assert kept < 64 * 1024, f"{kept:,} bytes kept after scoring"
+    for module in (gpt, _transformer):
+        cached = [name for name, obj in vars(module).items() if hasattr(obj, "cache_info")]
+        assert not cached, f"{module.__name__} caches {cached}"
+
+
+@pytest.mark.parametrize("scheme", ["rotary", "alibi", "none"])
+def test_more_sinks_than_keys_are_refused_and_sinks_past_a_block_score_as_in_one_piece(
+    scheme: str,
+) -> None:
+    """Rotary with more sinks than the sequence has keys broke on a numpy broadcast; so did
+    logits with more sinks than the first block of queries has keys (70 sinks, blocks of 64)."""
+    config = dataclasses.replace(ONE_BLOCK, scheme=scheme, dtype="float64")
+    model = at_length(perturbed(config), 200)
+    ids = np.random.default_rng(2).integers(config.vocab_size, size=(2, 200))
+    for score in (logits, lambda *a, **k: forward(*a, **k).logits):
+        with pytest.raises(
+            ValueError, match=r"sinks=65 with 64 ids: .* sinks must lie in \[0, 64\]"
+        ):
+            score(model, ids[:, :64], window=8, sinks=65)
+    whole = forward(model, ids, window=30, sinks=70).logits
+    np.testing.assert_allclose(
+        logits(model, ids, window=30, sinks=70), whole, rtol=1e-12, atol=1e-13
+    )
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        ({"scheme": "alibi"}, r"scheme 'rotary' \(the config's 'alibi'\)"),
+        ({"n_heads": 1}, r"n_heads 2 \(the config's 1\)"),
+        ({"rotary_base": 500.0}, r"rotary_base 10000.0 \(the config's 500.0\)"),
+        ({"dtype": "float64"}, r"dtype 'float32' \(the config's 'float64'\)"),
+        ({"vocab_size": 9}, r"vocab_size 7 \(the config's 9\)"),
+        ({"embed_dim": 16}, r"embed_dim 8 \(the config's 16\)"),
+        ({"n_layers": 2}, r"n_layers 1 \(the config's 2\)"),
+    ],
+)
+def test_training_refuses_a_model_its_config_did_not_build(
+    change: dict[str, Any], message: str
+) -> None:
+    """train(config, stream, model) trained a rotary 4-head model as the config's 2-head
+    alibi one (the arrays have the same shapes), and came back learned under the config's."""
+    rotary = dataclasses.replace(ONE_BLOCK, scheme="rotary", steps=2)
+    model = init_model(rotary)
+    with pytest.raises(ValueError, match=f"the model does not match its config: {message}"):
+        train(dataclasses.replace(rotary, **change), np.tile(np.arange(7), 20), model)
+
+
+def test_training_stops_at_the_first_loss_that_is_not_finite() -> None:
+    config = dataclasses.replace(ONE_BLOCK, steps=5, warmup=0)
+    model = init_model(config)
+    model.w_fc[0, 0, 0] = np.nan
+    done: list[int] = []
+    with pytest.raises(FloatingPointError, match=r"step 0's loss is nan: training stopped"):
+        train(config, np.tile(np.arange(7), 20), model, after_step=lambda n, m: done.append(n))
+    assert done == []
+    huge = dataclasses.replace(config, learning_rate=1e30)
+    with (
+        np.errstate(over="ignore", invalid="ignore"),  # on the way to the loss that stops it
+        pytest.raises(FloatingPointError, match=r"step \d's loss is (nan|inf)"),
+    ):
+        train(huge, np.tile(np.arange(7), 20), after_step=lambda n, m: done.append(n))
+    assert 1 <= len(done) < huge.steps
+
+
+@pytest.mark.parametrize("scheme", SCHEMES[1:])
+def test_at_length_refuses_a_growing_method_where_the_table_is_not_learned(scheme: str) -> None:
+    """at_length(model, L, "tile") grew a sinusoidal, rotary, ALiBi or empty table by its own
+    rule and ignored the method asked for."""
+    model = init_model(dataclasses.replace(TINY, scheme=scheme))
+    with pytest.raises(ValueError, match=f"method='tile' grows a learned table; a {scheme!r}"):
+        at_length(model, 9, "tile")
+    assert at_length(model, 9).max_seq_len == 9
+
+
+def test_lengths_too_large_for_memory_are_refused_by_name() -> None:
+    """A table grown past memory, and a sequence whose (T, T) attention would not fit, reached
+    numpy, whose MemoryError names only a shape."""
+    model = init_model(ONE_BLOCK)
+    with pytest.raises(ValueError, match=r"max_seq_len 1,000,000,000,000 rows of embed_dim 8"):
+        at_length(model, 10**12)
+    ids = np.zeros((1, 200_000), dtype=int)
+    long = at_length(model, 200_000)
+    with pytest.raises(ValueError, match=r"attention at T = 200,000: .* more than this machine"):
+        logits(long, ids)
+    with pytest.raises(ValueError, match=r"attention weights, batch 1 x n_heads 2 x n_layers 1"):
+        forward(long, ids)
+
+
+def test_the_config_names_the_shapes_init_model_makes() -> None:
+    """load checks a file against parameter_shapes before it makes the model: the two agree."""
+    for config in (TINY, ONE_BLOCK, GPTConfig(n_layers=3, embed_dim=24, n_heads=3)):
+        made = {name: array.shape for name, array in init_model(config).parameters().items()}
+        assert list(made.items()) == list(config.parameter_shapes().items())

@@ -11,7 +11,8 @@ import pytest
 
 from gptembed.corpus import held_out_stream, random_passages, train_stream
 from gptembed.embedding import EXTENSIONS
-from gptembed.gpt import stored_run, token_losses, train
+from gptembed.gpt import token_losses, train
+from gptembed.gpt_runs import stored_run
 from gptembed.growth import (
     GROWN_LEN,
     GrowthCurves,

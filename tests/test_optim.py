@@ -11,7 +11,8 @@ import numpy as np
 import pytest
 
 from gptembed import attention_model, readout
-from gptembed.optim import Adam, Evaluation, cross_entropy
+from gptembed._scoring import scored_positions
+from gptembed.optim import Adam, Evaluation, cross_entropy, losses_of_logits
 from gptembed.optim import _fit as fit
 from tests.gradcheck import numerical_grad
 
@@ -333,3 +334,21 @@ def test_adam_refuses_float16_parameters() -> None:
     -inf (issue 25)."""
     with pytest.raises(TypeError, match="parameter 'w' is float16: Adam needs float32 or float64"):
         Adam(0.1).step({"w": np.ones(2, dtype=np.float16)}, {"w": np.full(2, 1e-4)})
+
+
+def test_losses_of_logits_refuse_complex_logits() -> None:
+    with pytest.raises(TypeError, match="logits must hold real numbers, got dtype complex128"):
+        losses_of_logits(np.ones((2, 3)) + 1j, [0, 1])
+
+
+def test_losses_of_logits_refuse_logits_without_a_class_axis() -> None:
+    """0-d logits raised an IndexError inside (z.shape[-1] of a scalar)."""
+    with pytest.raises(ValueError, match=r"logits must have a last axis of V >= 1 classes, got"):
+        losses_of_logits(np.float64(1.0), 0)
+
+
+def test_an_empty_batch_is_called_empty() -> None:
+    """(0, T) ids were said to have every target IGNORE (the small GPT's loss_and_grads)."""
+    targets = np.zeros((0, 4), dtype=int)
+    with pytest.raises(ValueError, match=r"the batch is empty \(targets of shape \(0, 4\)\)"):
+        scored_positions(np.zeros((0, 4, 5)), targets)

@@ -9,7 +9,7 @@ import pytest
 
 from gptembed.attention_model import AttentionConfig, score_terms, train
 from gptembed.attention_terms import ScoreTerms, term_spread
-from gptembed.gpt import stored_run
+from gptembed.gpt_runs import stored_run
 from gptembed.positions import sinusoidal_table
 from gptembed.probes import (
     ProbeScore,

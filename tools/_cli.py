@@ -18,7 +18,7 @@ import tempfile  # noqa: E402
 from collections.abc import Sequence  # noqa: E402
 from pathlib import Path  # noqa: E402
 
-from gptembed.gpt import npz_path  # noqa: E402
+from gptembed._npz import npz_path  # noqa: E402
 
 DATA = Path(__file__).resolve().parent.parent / "gptembed" / "data"
 """Where the tools store by default: the package's data."""

@@ -2,7 +2,7 @@
 
     .venv/bin/python tools/fine_tune_lm.py --seed 0   # gptembed/data/grown_seed0.npz (and 1, 2)
 
-For the stored model of the seed (``gptembed.gpt.stored_run``), each of ``fresh``, ``tile`` and
+For the stored model of the seed (``gptembed.gpt_runs.stored_run``), each of ``fresh``, ``tile`` and
 ``interpolate`` grows the table (``gptembed.growth.grown``); the grown model is then trained as
 ``gptembed.growth.fine_tune_config`` says, every array, on passages of 256 characters, with the
 held-out loss at the trained and the new positions measured every 25 steps. Chapter 9 plots what
@@ -27,7 +27,8 @@ import numpy as np
 
 from gptembed.corpus import held_out_stream, random_passages, train_stream
 from gptembed.embedding import EXTENSIONS
-from gptembed.gpt import GPT, stored_run, train
+from gptembed.gpt import GPT, train
+from gptembed.gpt_runs import stored_run
 from gptembed.growth import (
     GROWN_LEN,
     GrowthCurves,

@@ -7,14 +7,14 @@
 With ``--scheme`` it trains chapter 10's comparison instead: the same model and schedule at 64
 characters, with that position scheme (``learned``, ``sinusoidal``, ``rotary``, ``alibi`` or
 ``none``), stored with its weights in float16 (``gptembed/data/scheme_rotary_seed2.npz``; 15
-runs, so the package stays small) and read by ``gptembed.gpt.stored_scheme_run``.
+runs, so the package stays small) and read by ``gptembed.gpt_runs.stored_scheme_run``.
 
-The chapters never train these models: they load what this stores (``gptembed.gpt.stored_run``),
-the weights, the loss of every step and the held-out loss every 100 steps, with the wall time
-and the machine's load while it ran. ``tests/test_gpt.py`` re-runs the first steps and
-matches the stored curve. BLAS runs on one thread (``tools/_cli.py``, imported before numpy
-loads), so a re-run on the same machine gives the same bits whatever the machine's thread count;
-another CPU may round differently in the last bits.
+The chapters never train these models: they load what this stores
+(``gptembed.gpt_runs.stored_run``), the weights, the loss of every step and the held-out loss every
+100 steps, with the wall time and the machine's load while it ran. ``tests/test_gpt_runs.py``
+re-runs the first steps and matches the stored curve. BLAS runs on one thread (``tools/_cli.py``,
+imported before numpy loads), so a re-run on the same machine gives the same bits whatever the
+machine's thread count; another CPU may round differently in the last bits.
 """
 
 from __future__ import annotations
@@ -36,7 +36,8 @@ from pathlib import Path
 import numpy as np
 
 from gptembed.corpus import held_out_stream, random_passages, train_stream
-from gptembed.gpt import GPT, GPTConfig, StoredRun, evaluate, save, train
+from gptembed.gpt import GPT, GPTConfig, evaluate, train
+from gptembed.gpt_runs import StoredRun, save
 from gptembed.positions import SCHEMES
 
 CONFIG = GPTConfig(

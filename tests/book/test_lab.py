@@ -1,6 +1,7 @@
-"""`./dev lab`: JupyterLab, started as README says, serves every chapter, and a chapter opened in
-it reads as the book does: the numbers and figure references that the book's prose fills in are
-in its rendered markdown, and no raw `{glue:text}` or `{numref}` role is left.
+"""`./dev lab`: JupyterLab, started as README says, serves every chapter, each the file the book's
+download button serves, and a chapter opened in it reads as the book does: the numbers and figure
+references that the book's prose fills in are in its rendered markdown, no raw `{glue:text}` or
+`{numref}` role is left, and what the page closes (solutions, the cells it hides) is closed.
 
 The server runs with no network (a proxy that is not there) and the browser asks no other host.
 """

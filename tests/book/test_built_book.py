@@ -14,7 +14,9 @@ import pytest
 from tests.book_site import (
     BUILD,
     ROOT,
+    SHOWN_NOWHERE,
     built_page,
+    markdown_of,
     repository_url,
     require_build,
     source_of,
@@ -166,16 +168,10 @@ def test_download_button_offers_the_source(docname: str) -> None:
 
 
 @pytest.mark.parametrize("docname", PAGES)
-def test_buttons_use_the_one_repository_url(docname: str) -> None:
-    """The repository button and, on notebooks, the Binder and Colab links use `repository.url`."""
-    repo = repository_url()
-    owner_name = urlsplit(repo).path.strip("/")
+def test_the_repository_button_uses_the_one_repository_url(docname: str) -> None:
+    """The repository button links `repository.url`."""
     by_title = {attrs.get("title", ""): href for href, attrs in _links(built_page(docname))}
-    assert by_title.get("Source repository") == repo
-    if source_of(docname).suffix == ".ipynb":
-        for title in ("Launch on Binder", "Launch on Colab"):
-            assert owner_name in by_title.get(title, ""), f"{title}: {by_title.get(title)}"
-            assert by_title[title].endswith(f"{docname}.ipynb"), by_title[title]
+    assert by_title.get("Source repository") == repository_url()
 
 
 def test_the_wheel_the_install_cell_names_is_published_with_the_book() -> None:
@@ -250,6 +246,27 @@ def test_downloaded_chapter_reads_cleanly(docname: str) -> None:
     assert not left, f"{path.relative_to(BUILD)} still shows MyST syntax: {left}"
 
 
+def test_no_link_opens_a_notebook_that_shows_myst_syntax() -> None:
+    """Every link of a page to a notebook opens one that the build rewrote for readers: a file
+    in the build with no MyST role or directive left. Binder and Colab open a notebook only from
+    the repository, where the chapters keep their roles, so the book offers no launch button;
+    the download button is the way to run a chapter."""
+    checked, bad = 0, []
+    for page in _html_pages():
+        for href, _ in _links(page):
+            if ".ipynb" not in href:
+                continue
+            parts = urlsplit(href)
+            target = (page.parent / unquote(parts.path)).resolve()
+            checked += 1
+            if parts.scheme or parts.netloc or not target.is_file():
+                bad.append(f"{page.relative_to(BUILD)}: {href} is not the build's copy")
+            elif MYST_SYNTAX.search(_markdown(json.loads(target.read_text(encoding="utf8")))):
+                bad.append(f"{page.relative_to(BUILD)}: {href} shows MyST syntax")
+    assert not bad, "\n".join(bad)
+    assert checked >= len(CHAPTERS), "fewer links to notebooks than chapters: no download?"
+
+
 @pytest.mark.parametrize("docname", CHAPTERS)
 def test_downloaded_chapter_shows_glued_values_as_the_page_does(docname: str) -> None:
     """Each `{glue:text}`name:fmt`` became its formatted value, the same text the page shows.
@@ -267,6 +284,99 @@ def test_downloaded_chapter_shows_glued_values_as_the_page_does(docname: str) ->
         value = format(ast.literal_eval(glued[name]), spec)
         assert value in download, f"{name}:{spec} should read {value!r} in the download"
         assert value in page, f"{name}:{spec}: the page does not show {value!r} either"
+
+
+SOLUTION_EDGE = re.compile(r"\{solution-(start|end)\}")
+QUOTES = str.maketrans("\u2018\u2019\u201c\u201d", "''\"\"")
+"""The page's typographic quotes (Sphinx's smartquotes), as the chapters write them."""
+
+
+def _solution_code(nb: dict) -> set[str]:
+    """The ids of the code cells between a solution's start and its end, in the chapter."""
+    inside, ids = False, set()
+    for cell in nb["cells"]:
+        if cell["cell_type"] == "code" and inside:
+            ids.add(cell["id"])
+        for edge in SOLUTION_EDGE.findall("".join(cell["source"])):
+            inside = edge == "start"
+    return ids
+
+
+def _paragraph_in(nb: dict, line: str) -> bool:
+    """Whether ``line`` is a paragraph of its own in one of ``nb``'s markdown cells: a blank
+    line (or the cell's edge) before and after it."""
+    return any(
+        f"\n\n{line}\n\n" in f"\n\n{''.join(cell['source'])}\n\n"
+        for cell in nb["cells"]
+        if cell["cell_type"] == "markdown"
+    )
+
+
+def _exercise_headings(docname: str) -> list[str]:
+    """Each exercise's heading as the page shows it: "Exercise 6.1 (Look four back)"."""
+    page = built_page(docname).read_text(encoding="utf8")
+    headings = re.findall(
+        r'<span class="caption-number">(Exercise [\d.]+) </span>([^<]*)</p>', page
+    )
+    return [f"{number} {html.unescape(title).strip()}".strip() for number, title in headings]
+
+
+@pytest.mark.parametrize("docname", CHAPTERS)
+def test_downloaded_exercises_keep_their_titles_and_close_their_solutions(docname: str) -> None:
+    """Each exercise of the download is a line of its own with the number and title the page
+    shows, and its solution is under the page's summary in a closed `<details>`, one in each
+    markdown cell the solution's text is in."""
+    headings = [h.translate(QUOTES) for h in _exercise_headings(docname)]
+    download = _download(docname)
+    markdown = _markdown(download)
+    source = markdown_of(source_of(docname))
+    assert len(headings) == source.count("{exercise-start}"), headings
+    for heading in headings:
+        assert _paragraph_in(download, f"**{heading}**"), f"no line **{heading}**"
+        summary = f"<details><summary>Solution to {html.escape(heading, quote=False)}</summary>"
+        assert _paragraph_in(download, summary), f"no closed solution to {heading}"
+    assert markdown.count("<details><summary>Solution to ") >= len(headings)
+    assert markdown.count("<details") == markdown.count("</details>")
+    assert "<details open" not in markdown
+
+
+@pytest.mark.parametrize("docname", CHAPTERS)
+def test_downloaded_chapter_collapses_the_code_the_page_hides(docname: str) -> None:
+    """Every code cell of the chapter is in the download, to run as it does, and the code a
+    reader sees open there is the code the page shows open: a cell tagged `remove-cell`,
+    `remove-input` or `hide-input`, or in a solution, has its source hidden as JupyterLab reads
+    it (`jupyter.source_hidden`); a removed cell's outputs and a solution's are collapsed too."""
+    source = json.loads(source_of(docname).read_text(encoding="utf8"))
+    solution = _solution_code(source)
+    download = {c["id"]: c for c in _download(docname)["cells"] if c["cell_type"] == "code"}
+    code = [c for c in source["cells"] if c["cell_type"] == "code"]
+    assert [(c["id"], c["source"]) for c in code] == [
+        (name, cell["source"]) for name, cell in download.items()
+    ]
+    wrong = []
+    for cell in code:
+        tags = set(cell["metadata"].get("tags", []))
+        metadata = download[cell["id"]]["metadata"]
+        hidden = metadata.get("jupyter", {})
+        in_solution = cell["id"] in solution
+        if hidden.get("source_hidden", False) != bool(tags & SHOWN_NOWHERE or in_solution):
+            wrong.append(f"{cell['id']} source")
+        closed = "remove-cell" in tags or in_solution
+        outputs = (hidden.get("outputs_hidden", False), metadata.get("collapsed", False))
+        if outputs != (closed, closed):
+            wrong.append(f"{cell['id']} outputs")
+    assert not wrong, f"collapsed where the page shows, or open where it hides: {wrong}"
+
+
+@pytest.mark.parametrize("docname", CHAPTERS)
+def test_downloaded_how_we_know_titles_stand_on_their_own_line(docname: str) -> None:
+    """Each "How we know" box of the download starts with its title in bold, a paragraph of its
+    own: not run into the paragraph above it, as a title at the end of a cell's text would be."""
+    source = markdown_of(source_of(docname))
+    titles = [t.strip() for t in re.findall(r"\{how-we-know-start\}[ \t]*([^\n]+)", source)]
+    download = _download(docname)
+    for title in titles:
+        assert _paragraph_in(download, f"**How we know: {title}**"), f"{title} runs into text"
 
 
 def test_glue_formatting_matches_myst_nb() -> None:

@@ -1,6 +1,7 @@
-"""`./dev lab`: JupyterLab, started as README says, serves every chapter, and a chapter opened in
-it reads as the book does: the numbers and figure references that the book's prose fills in are
-in its rendered markdown, and no raw `{glue:text}` or `{numref}` role is left.
+"""`./dev lab`: JupyterLab, started as README says, serves every chapter, each the file the book's
+download button serves, and a chapter opened in it reads as the book does: the numbers and figure
+references that the book's prose fills in are in its rendered markdown, no raw `{glue:text}` or
+`{numref}` role is left, and what the page closes (solutions, the cells it hides) is closed.
 
 The server runs with no network (a proxy that is not there) and the browser asks no other host.
 """
@@ -18,13 +19,13 @@ import urllib.error
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 import nbformat
 import pytest
 
 from _ext.readable_downloads import glued_values
-from tests.book_site import LOCAL_HOST, ROOT, SCREENSHOTS, require_build
+from tests.book_site import BUILD, LOCAL_HOST, ROOT, SCREENSHOTS, require_build
 
 if TYPE_CHECKING:
     from playwright.sync_api import Browser
@@ -136,10 +137,34 @@ def test_dev_lab_serves_the_chapters(lab: tuple[str, Path]) -> None:
     assert status == 200 and b"JupyterLab" in page
 
 
-def test_a_chapter_in_jupyterlab_reads_as_the_book(browser: Browser, lab: tuple[str, Path]) -> None:
-    """Chapter 1 opened in JupyterLab: the values its prose cites are in the rendered markdown
-    (the layer's standard deviation, the toy's sizes), the figure reference reads "Fig. 1.N", and
-    no raw role shows; the page asks no host but this one. A screenshot goes to
+def test_dev_lab_copies_the_download(lab: tuple[str, Path]) -> None:
+    """The chapters in the lab folder are the files the book's download button serves, byte for
+    byte (`_ext/readable_downloads.py` rewrote both; `tests/book/test_built_book.py` reads them)."""
+    _, folder = lab
+    built = sorted((BUILD / "_sources" / "book").glob("*.ipynb"))
+    assert built
+    for download in built:
+        assert (folder / download.name).read_bytes() == download.read_bytes(), download.name
+
+
+class Opened(NamedTuple):
+    """Chapter 1 as JupyterLab shows it, read once for the tests below."""
+
+    prose: str
+    """The text of every rendered markdown cell."""
+    summaries: list[tuple[str, bool]]
+    """Each `<details>` of the rendered markdown: its summary, and whether it is open."""
+    hidden_inputs: int
+    """Code cells whose source JupyterLab shows collapsed (a placeholder in its place)."""
+    hidden_outputs: int
+    """Code cells whose outputs JupyterLab shows collapsed."""
+    elsewhere: list[str]
+    """Requests to any host but JupyterLab's."""
+
+
+@pytest.fixture(scope="module")
+def opened(browser: Browser, lab: tuple[str, Path]) -> Opened:
+    """Chapter 1 opened in JupyterLab, its markdown rendered. A screenshot goes to
     `_build/screenshots/` for a person to look at."""
     base, folder = lab
     context = browser.new_context(viewport={"width": 1280, "height": 900})
@@ -163,10 +188,31 @@ def test_a_chapter_in_jupyterlab_reads_as_the_book(browser: Browser, lab: tuple[
             timeout=30_000,
         )
         prose = "\n".join(rendered.all_text_contents())
+        summaries = page.eval_on_selector_all(
+            ".jp-RenderedMarkdown details",
+            "(all) => all.map((d) => [d.querySelector('summary')?.textContent ?? '', d.open])",
+        )
+        cells = ".jp-Notebook .jp-CodeCell"
+        hidden_inputs = page.locator(f"{cells}:has(.jp-InputPlaceholder)").count()
+        hidden_outputs = page.locator(f"{cells}:has(.jp-OutputPlaceholder)").count()
         SCREENSHOTS.mkdir(parents=True, exist_ok=True)  # for a person to look at
         page.screenshot(path=SCREENSHOTS / "lab-01_token_plus_position.jpg", quality=85)
     finally:
         context.close()
+    elsewhere = [url for url in requests if not url.startswith((base, "data:", "blob:"))]
+    return Opened(
+        prose,
+        [(text, bool(is_open)) for text, is_open in summaries],
+        hidden_inputs,
+        hidden_outputs,
+        elsewhere,
+    )
+
+
+def test_a_chapter_in_jupyterlab_reads_as_the_book(opened: Opened) -> None:
+    """Chapter 1 opened in JupyterLab: the values its prose cites are in the rendered markdown
+    (the layer's standard deviation, the toy's sizes), the figure reference reads "Fig. 1.N", and
+    no raw role shows; the page asks no host but this one."""
     source = nbformat.read(ROOT / "book" / CHAPTER, 4)
     cited = {
         name: value.strip("'\"")
@@ -175,8 +221,28 @@ def test_a_chapter_in_jupyterlab_reads_as_the_book(browser: Browser, lab: tuple[
     }
     assert len(cited) == 4, cited
     for name, value in cited.items():
-        assert value in prose, f"glued {name} ({value}) is not in the rendered prose"
-    assert re.search(r"Fig\. 1\.\d+ draws", prose), "the figure reference is not chapter 1's"
-    assert not ROLE.search(prose), ROLE.search(prose)
-    elsewhere = [url for url in requests if not url.startswith((base, "data:", "blob:"))]
-    assert not elsewhere, f"JupyterLab asked other hosts: {elsewhere[:5]}"
+        assert value in opened.prose, f"glued {name} ({value}) is not in the rendered prose"
+    assert re.search(r"Fig\. 1\.\d+ draws", opened.prose), "the figure reference is not chapter 1's"
+    assert not ROLE.search(opened.prose), ROLE.search(opened.prose)
+    assert not opened.elsewhere, f"JupyterLab asked other hosts: {opened.elsewhere[:5]}"
+
+
+def test_a_chapter_in_jupyterlab_hides_what_the_page_hides(
+    opened: Opened, lab: tuple[str, Path]
+) -> None:
+    """Chapter 1 opened in JupyterLab shows what its page shows open, and closes the rest: each
+    exercise under its title, each solution in a closed `<details>` under the page's summary,
+    and collapsed (JupyterLab honours the copy's metadata) the source of each plumbing or
+    solution cell and the outputs of each removed or solution cell."""
+    _, folder = lab
+    chapter = nbformat.read(folder / CHAPTER, 4)
+    code = [cell for cell in chapter.cells if cell.cell_type == "code"]
+    sources = sum(cell.metadata.get("jupyter", {}).get("source_hidden", False) for cell in code)
+    outputs = sum(cell.metadata.get("collapsed", False) for cell in code)
+    assert 0 < outputs <= sources < len(code), (outputs, sources, len(code))
+    assert (opened.hidden_inputs, opened.hidden_outputs) == (sources, outputs)
+    exercises = sorted(set(re.findall(r"Exercise 1\.\d \([^)]+\)", opened.prose)))
+    assert len(exercises) == 3, exercises
+    firsts = [text for text, _ in opened.summaries if not text.endswith(", continued")]
+    assert firsts == [f"Solution to {exercise}" for exercise in exercises], opened.summaries
+    assert not [text for text, is_open in opened.summaries if is_open], "a <details> is open"

@@ -2,11 +2,12 @@
 
 `roots/test-site` is configured as the book is (myst-nb rendering stored outputs, sphinx-exercise,
 numbered figures, the download source as `.ipynb`) and its one chapter uses what each extension
-handles: a glued number, a numbered figure and a reference to it, an exercise and its solution,
-a "How we know" dropdown that holds a code cell, a sphinx-design dropdown, and the cost
-explorer. Its `conf.py` adds an inline script as sphinx-thebe does, so that fix has something to
-fix. The build goes to a temporary
-folder, with Sphinx's own test application.
+handles: a glued number, a numbered figure and a reference to it, two exercises (one with a
+title, whose solution spans a code cell) and their solutions, a "How we know" dropdown that holds
+a code cell, a sphinx-design dropdown, the cost explorer, and cells tagged `remove-cell` and
+`hide-input` as the chapters tag their plumbing. Its `conf.py` adds an inline script as
+sphinx-thebe does, so that fix has something to fix. The build goes to a temporary folder, with
+Sphinx's own test application.
 """
 
 from __future__ import annotations
@@ -160,23 +161,59 @@ def test_an_inline_script_is_written_once(built: Built, name: str) -> None:
     assert _page(built, name).count(INLINE_SCRIPT) == 1
 
 
+def _download(built: Built) -> dict[str, Any]:
+    """`_sources/chapter.ipynb`, the download button's file."""
+    return json.loads((built.html / "_sources" / "chapter.ipynb").read_text(encoding="utf8"))
+
+
 def test_the_downloadable_chapter_shows_values_not_roles(built: Built) -> None:
     """readable_downloads, with the explorer's text: `_sources/chapter.ipynb` (the download
-    button's file) reads as plain markdown; its code cells and outputs are the chapter's, and the
-    chapter itself is untouched."""
-    chapter = json.loads((SITE / "chapter.ipynb").read_text(encoding="utf8"))
-    download = json.loads((built.html / "_sources" / "chapter.ipynb").read_text(encoding="utf8"))
-    markdown = ["".join(c["source"]) for c in download["cells"] if c["cell_type"] == "markdown"]
+    button's file) reads as plain markdown, as the page does: each exercise under its number and
+    title, each solution closed in a `<details>` (a solution that spans cells: one for its text
+    in each markdown cell), the box's title on a line of its own; the chapter itself is
+    untouched."""
+    markdown = [
+        "".join(c["source"]) for c in _download(built)["cells"] if c["cell_type"] == "markdown"
+    ]
     assert markdown == [
-        '# A chapter\n\nA number, a figure, an exercise, a "How we know" dropdown and the cost '
+        '# A chapter\n\nA number, a figure, two exercises, a "How we know" dropdown and the cost '
         "explorer, as the\nchapters use them.",
         "Pi is about 3.14, and Fig. 1 shows a dot.\n\n"
-        "**Exercise 1**\n\nWhere is the dot?\n\n**Solution to Exercise 1**\n\nIn the middle.",
+        "**Exercise 1 (Find the dot)**\n\nWhere is the dot?\n\n"
+        "<details><summary>Solution to Exercise 1 (Find the dot)</summary>\n\n"
+        "Its code is in the cells that follow.\n\n</details>",
+        "<details><summary>Solution to Exercise 1 (Find the dot), continued</summary>\n\n"
+        "In the middle: the image has one row and one column.\n\n</details>\n\n"
+        "**Exercise 2**\n\nHow big is the dot?\n\n"
+        "<details><summary>Solution to Exercise 2</summary>\n\nOne pixel.\n\n</details>",
         "The dot is one pixel.\n\n**How we know: Counting the characters**\n\n"
         "The image is 96 base64 characters:",
         "Back in the main line.\n\n**New here? The dot in brief**\n\nA dot is one pixel.",
         f"## The explorer\n\n{IN_DOWNLOAD}",
     ]
-    code = [c for c in chapter["cells"] if c["cell_type"] == "code"]
-    assert [c for c in download["cells"] if c["cell_type"] == "code"] == code
     assert (built.src / "chapter.ipynb").read_bytes() == (SITE / "chapter.ipynb").read_bytes()
+
+
+def test_the_download_collapses_the_cells_the_page_hides(built: Built) -> None:
+    """readable_downloads: the download keeps every code cell, its source and outputs, so that it
+    runs as the chapter does; what the page hides is collapsed as JupyterLab reads a notebook's
+    metadata (`jupyter.source_hidden`; `collapsed` and `jupyter.outputs_hidden` for outputs): a
+    `remove-cell` cell whole, a `hide-input` cell's source, and a solution's code and outputs.
+    A cell the page shows stays open."""
+    chapter = json.loads((SITE / "chapter.ipynb").read_text(encoding="utf8"))
+    code = {c["id"]: c for c in _download(built)["cells"] if c["cell_type"] == "code"}
+    for cell in chapter["cells"]:
+        if cell["cell_type"] == "code":
+            assert (code[cell["id"]]["source"], code[cell["id"]]["outputs"]) == (
+                cell["source"],
+                cell["outputs"],
+            ), cell["id"]
+    figure = {c["id"]: c for c in chapter["cells"]}["figure"]["metadata"]
+    assert figure["tags"] == ["hide-input"]
+    whole = {"jupyter": {"source_hidden": True, "outputs_hidden": True}, "collapsed": True}
+    assert {name: cell["metadata"] for name, cell in code.items()} == {
+        "glue": {"tags": ["remove-cell"], **whole},
+        "figure": {**figure, "jupyter": {"source_hidden": True}},
+        "solution-code": whole,
+        "hwk-code": {},
+    }

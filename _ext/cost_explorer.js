@@ -32,7 +32,7 @@
     return big(model.n_layers) * perBlock + 2n * d + (big(model.vocab_size) + n) * d;
   }
 
-  // explorer.layer_windows: [[keys a query meets at most (null: all), layers]].
+  // explorer._layer_windows: [[keys a query meets at most (null: all), layers]].
   function layerWindows(data, model, window, banded) {
     const layers = model.n_layers;
     if (!banded) return [[window, layers]];

@@ -6,7 +6,7 @@ CPython ships the English prose of its own reference documentation as ``pydoc_da
 Python 3.13.0's, in ``gptembed/data/pydoc_topics.txt`` (written by ``tools/make_corpus.py``;
 licence in ``gptembed/data/LICENSE-PSF.txt``): the 79 topics in the order of their names, joined
 by a form feed, the corpus's end-of-text mark. Nothing is fetched, and every Python reads the
-same text: :func:`text` checks it against :data:`SHA256`.
+same text: :func:`text` checks it against :data:`_SHA256`.
 
 The model reads characters, not GPT-2's BPE tokens. The corpus is :data:`GPT2_BPE_TOKENS` BPE
 tokens of :data:`GPT2_BPE_DISTINCT` distinct ids, :data:`GPT2_BPE_RARE` of them occurring five
@@ -34,16 +34,16 @@ from ._checks import (
 END_OF_TEXT = "\f"
 """The character between two documents (a form feed, which no topic contains)."""
 
-ALPHABET = (
+_ALPHABET = (
     "\n\f !\"#$%&'()*+,-./0123456789:;<=>?@ABCDEFGHIJKLMNOPQRSTUVWXYZ[\\]^_"
     "abcdefghijklmnopqrstuvwxyz{|}~"
     "\u00b0\u00df\u2013\u2014\u2018\u2019\u201c\u201d\u2026"  # degree, sharp s, dashes, quotes, ...
 )
 """Every character of the corpus in code-point order; a character's id is its index here."""
 
-VOCAB_SIZE = len(ALPHABET)
+VOCAB_SIZE = len(_ALPHABET)
 
-SHA256 = "dd72054e7e9c080a8f1ad15f8b0c906e1f027d0e3e316931b503942b1ef9bdde"
+_SHA256 = "dd72054e7e9c080a8f1ad15f8b0c906e1f027d0e3e316931b503942b1ef9bdde"
 """SHA-256 of the stored corpus file's bytes (UTF-8)."""
 
 GPT2_BPE_TOKENS = 156_149
@@ -55,10 +55,10 @@ GPT2_BPE_DISTINCT = 5_287
 GPT2_BPE_RARE = 3_310
 """Distinct GPT-2 ids among them that occur five times or fewer."""
 
-HELD_OUT_EVERY = 8
+_HELD_OUT_EVERY = 8
 """Documents ``0, 8, 16, ...`` (in the order of their names) are held out; the rest train."""
 
-_CHAR_TO_ID = {ch: i for i, ch in enumerate(ALPHABET)}
+_CHAR_TO_ID = {ch: i for i, ch in enumerate(_ALPHABET)}
 
 
 @cache
@@ -66,14 +66,14 @@ def text() -> str:
     """The whole stored corpus, documents joined by :data:`END_OF_TEXT`.
 
     Raises:
-        RuntimeError: the stored file's bytes do not have the SHA-256 :data:`SHA256` (a changed
+        RuntimeError: the stored file's bytes do not have the SHA-256 :data:`_SHA256` (a changed
             or damaged file, or a checkout that rewrote its line endings).
     """
     data = files("gptembed").joinpath("data/pydoc_topics.txt").read_bytes()
     digest = hashlib.sha256(data).hexdigest()
-    if digest != SHA256:
+    if digest != _SHA256:
         raise RuntimeError(
-            f"gptembed/data/pydoc_topics.txt has SHA-256 {digest}, expected {SHA256}: the stored "
+            f"gptembed/data/pydoc_topics.txt has SHA-256 {digest}, expected {_SHA256}: the stored "
             "corpus changed (restore it, or rewrite it with tools/make_corpus.py)"
         )
     return data.decode("utf-8")
@@ -88,7 +88,7 @@ def encode(chars: str) -> NDArray[np.intp]:
     """Ids ``(len(chars),)`` of the characters of ``chars``.
 
     Raises:
-        ValueError: a character is not in :data:`ALPHABET`.
+        ValueError: a character is not in :data:`_ALPHABET`.
     """
     try:
         return np.array([_CHAR_TO_ID[ch] for ch in chars], dtype=np.intp)
@@ -109,12 +109,12 @@ def decode(ids: ArrayLike) -> str:
     """
     array = check_integer_array("ids", ids, VOCAB_SIZE)
     check_in_range("id", array, VOCAB_SIZE, "ids")
-    return "".join(ALPHABET[i] for i in array.reshape(-1).tolist())
+    return "".join(_ALPHABET[i] for i in array.reshape(-1).tolist())
 
 
 def _stream(held_out: bool) -> NDArray[np.intp]:
     docs = [
-        doc for index, doc in enumerate(documents()) if (index % HELD_OUT_EVERY == 0) == held_out
+        doc for index, doc in enumerate(documents()) if (index % _HELD_OUT_EVERY == 0) == held_out
     ]
     return encode(END_OF_TEXT.join(docs))
 
@@ -129,7 +129,7 @@ def train_stream() -> NDArray[np.intp]:
 
 @cache
 def held_out_stream() -> NDArray[np.intp]:
-    """Ids of the held-out documents (every :data:`HELD_OUT_EVERY`-th), joined the same way."""
+    """Ids of the held-out documents (every :data:`_HELD_OUT_EVERY`-th), joined the same way."""
     stream = _stream(held_out=True)
     stream.flags.writeable = False
     return stream

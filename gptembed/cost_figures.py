@@ -32,10 +32,10 @@ from .models import (
     transformer_parameter_count,
 )
 
-ASYMMETRY_FIGSIZE = (7.0, 5.5)
+_ASYMMETRY_FIGSIZE = (7.0, 5.5)
 """Width and height in inches of :func:`plot_parameter_asymmetry` (a bar per model)."""
 
-MEMORY_FIGSIZE = (7.0, 4.5)
+_MEMORY_FIGSIZE = (7.0, 4.5)
 """Width and height in inches of :func:`plot_attention_memory`."""
 
 
@@ -52,14 +52,14 @@ def plot_parameter_asymmetry(
 
     Args:
         models: name -> :class:`~gptembed.models.ModelConfig`, in the order to draw.
-        ax: axes to draw on; by default a new :data:`ASYMMETRY_FIGSIZE` figure.
+        ax: axes to draw on; by default a new :data:`_ASYMMETRY_FIGSIZE` figure.
 
     Raises:
         ValueError: ``models`` is empty.
     """
     if not models:
         raise ValueError("models must name at least one model, got none")
-    fig, ax = figure_and_axes(ASYMMETRY_FIGSIZE, ax=ax)
+    fig, ax = figure_and_axes(_ASYMMETRY_FIGSIZE, ax=ax)
     names = list(models)
     rows = np.arange(len(names))[::-1]  # first model at the top
     whole = np.array([transformer_parameter_count(models[n]) for n in names], dtype=float)
@@ -137,7 +137,7 @@ def plot_attention_memory(
         memory_lines: label -> bytes, drawn as dotted horizontal lines (accelerator memory),
             each labelled at its own height.
         bytes_per_element: 4 for fp32, 2 for fp16.
-        ax: axes to draw on; by default a new :data:`MEMORY_FIGSIZE` figure.
+        ax: axes to draw on; by default a new :data:`_MEMORY_FIGSIZE` figure.
 
     Raises:
         ValueError: fewer than two sequence lengths.
@@ -145,7 +145,7 @@ def plot_attention_memory(
     lengths = np.array(sorted(seq_lens))
     if lengths.size < 2:
         raise ValueError(f"seq_lens must hold at least two lengths, got {lengths.size}")
-    fig, ax = figure_and_axes(MEMORY_FIGSIZE, ax=ax)
+    fig, ax = figure_and_axes(_MEMORY_FIGSIZE, ax=ax)
     gib = 2**30
     lines = [
         (f"all {n_layers} layers ({n_heads} heads each)", n_heads, n_layers, PALETTE["vermillion"]),
@@ -231,7 +231,7 @@ def plot_context_costs(
         bytes_per_element: 4 for fp32, 2 for fp16.
         marks: label -> a context length to mark with a dotted vertical line, labelled at the
             top (for example where two lines cross).
-        ax: axes to draw on; by default a new :data:`MEMORY_FIGSIZE` figure.
+        ax: axes to draw on; by default a new :data:`_MEMORY_FIGSIZE` figure.
 
     Raises:
         KeyError: ``name`` is not a key of ``MODELS``.
@@ -245,7 +245,7 @@ def plot_context_costs(
     lengths = sorted(check_int("seq_lens", n) for n in seq_lens)
     if len(lengths) < 2:
         raise ValueError(f"seq_lens must hold at least two lengths, got {len(lengths)}")
-    fig, ax = figure_and_axes(MEMORY_FIGSIZE, ax=ax)
+    fig, ax = figure_and_axes(_MEMORY_FIGSIZE, ax=ax)
     heads, layers, width = config.n_heads, config.n_layers, config.embed_dim
     weights = transformer_parameter_count(config) * size
     lines = [  # in the order they end at the right, top first, as the legend lists them

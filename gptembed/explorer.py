@@ -4,7 +4,7 @@ The explorer on the book's page is plain JavaScript (``_ext/cost_explorer.js``) 
 each value it shows with this module's formulas, mirrored line for line in exact integers, and
 the browser tests hold it to them at random settings. :func:`context_costs` computes one setting
 (a model, a context length, a number format, a batch size, a kind of attention and the options
-of :func:`layer_windows` and grouped-query attention); :func:`explorer_values` is every value the
+of :func:`_layer_windows` and grouped-query attention); :func:`explorer_values` is every value the
 page shows for it, exact and as text; :func:`turning_points` finds the lengths where the costs
 pass the weights; and :func:`explorer_data` is what the page is given: the controls' choices,
 the models' sizes and the constants of the formulas, which the book's build writes next to the
@@ -36,14 +36,14 @@ from .attention_cost import (
 from .measure import format_bytes
 from .models import MODELS, ModelConfig, check_config, gpt_parameter_count, model_label
 
-GIB = 2**30
+_GIB = 2**30
 
 ACCELERATORS: Mapping[str, int] = MappingProxyType(
     {
-        "V100 16 GB": 16 * GIB,
-        "RTX 4090 24 GB": 24 * GIB,
-        "A100 40 GB": 40 * GIB,
-        "A100/H100 80 GB": 80 * GIB,
+        "V100 16 GB": 16 * _GIB,
+        "RTX 4090 24 GB": 24 * _GIB,
+        "A100 40 GB": 40 * _GIB,
+        "A100/H100 80 GB": 80 * _GIB,
     }
 )
 """The book's accelerators, smallest first: memory from the vendors' datasheets (NVIDIA Tesla
@@ -54,7 +54,7 @@ AttentionMode = Literal["eager", "fused", "decode"]
 
 
 @dataclass(frozen=True)
-class ModeText:
+class _ModeText:
     """How the explorer names one kind of attention and what its memory counts.
 
     Attributes:
@@ -69,15 +69,15 @@ class ModeText:
     note: str
 
 
-ATTENTION_MODES: Mapping[AttentionMode, ModeText] = MappingProxyType(
+_ATTENTION_MODES: Mapping[AttentionMode, _ModeText] = MappingProxyType(
     {
-        "eager": ModeText(
+        "eager": _ModeText(
             "eager attention",
             "Score matrices",
             "Eager attention stores every head's n \u00d7 n scores, and a training step keeps "
             "every layer's for the backward pass, beside the layers' other activations.",
         ),
-        "fused": ModeText(
+        "fused": _ModeText(
             "fused (flash-style) kernel",
             "Row statistics (no score matrix)",
             "A fused kernel computes the scores tile by tile and never stores the n \u00d7 n "
@@ -85,7 +85,7 @@ ATTENTION_MODES: Mapping[AttentionMode, ModeText] = MappingProxyType(
             "Its backward pass still needs each layer's queries, keys, values and output, so "
             "the activations are the same as eager attention's, and so is the arithmetic.",
         ),
-        "decode": ModeText(
+        "decode": _ModeText(
             "one decoding step with a KV cache",
             "The new token's scores",
             "A decoding step scores one new token against the n cached keys: one row of n "
@@ -111,15 +111,15 @@ MEMORY_RULE = (
 )
 """The rule by which :attr:`ContextCosts.holds` judges a setting, as the explorer states it."""
 
-EXPLORER_MAX_TOKENS = 2**20
+_EXPLORER_MAX_TOKENS = 2**20
 """The longest context the explorer takes (typed, or on its slider of powers of two from 1)."""
-EXPLORER_BATCH_SIZES = (1, 2, 4, 8, 16, 32, 64)
-EXPLORER_DTYPES: Mapping[str, int] = MappingProxyType({"fp32": 4, "fp16 or bf16": 2})
+_EXPLORER_BATCH_SIZES = (1, 2, 4, 8, 16, 32, 64)
+_EXPLORER_DTYPES: Mapping[str, int] = MappingProxyType({"fp32": 4, "fp16 or bf16": 2})
 """Number formats the explorer offers, with their bytes per number."""
-EXPLORER_WINDOWS = (1_024, 4_096, 16_384)
+_EXPLORER_WINDOWS = (1_024, 4_096, 16_384)
 """The sliding windows the explorer offers; Mistral 7B's is 4,096 tokens."""
 
-GPT3_BAND = 256
+_GPT3_BAND = 256
 """The keys a query meets in GPT-3's locally banded layers, as this book assumes it: Brown et
 al. 2020 (arXiv:2005.14165, section 2.1) alternate dense and banded layers "similar to the
 Sparse Transformer" and do not publish the band's width (chapter 4 takes 256 too)."""
@@ -129,7 +129,7 @@ OPTION_SOURCES: Mapping[str, str] = MappingProxyType(
         "banded": (
             "GPT-3 alternates dense layers with locally banded sparse attention layers "
             '(Brown et al. 2020, "Language Models are Few-Shot Learners", arXiv:2005.14165, '
-            f"section 2.1). The band's width is not published: the explorer uses {GPT3_BAND} "
+            f"section 2.1). The band's width is not published: the explorer uses {_GPT3_BAND} "
             "keys, this chapter's assumption, and starts with a dense layer."
         ),
         "kv_heads": (
@@ -149,17 +149,17 @@ OPTION_SOURCES: Mapping[str, str] = MappingProxyType(
 """Where each option of the explorer comes from, as the explorer says it."""
 
 
-def layer_windows(
+def _layer_windows(
     config: ModelConfig, *, window: int | None = None, banded: bool = False
 ) -> tuple[tuple[int | None, int], ...]:
     """The kinds of layer of ``config``: ``(keys a query meets at most, how many layers)``.
 
     ``None`` is a dense layer, whose queries meet every earlier key. ``window`` limits every
     layer to the last ``window`` keys (a sliding window); ``banded`` makes every second layer,
-    from the second, a locally banded one of :data:`GPT3_BAND` keys (within the window, if
+    from the second, a locally banded one of :data:`_GPT3_BAND` keys (within the window, if
     there is one), as in GPT-3.
 
-    >>> layer_windows(MODELS["gpt3-175b"], banded=True)
+    >>> _layer_windows(MODELS["gpt3-175b"], banded=True)
     ((None, 48), (256, 48))
 
     Raises:
@@ -172,7 +172,7 @@ def layer_windows(
         window = check_int("window", window)
     if not check_bool("banded", banded):
         return ((window, layers),)
-    band = GPT3_BAND if window is None else min(GPT3_BAND, window)
+    band = _GPT3_BAND if window is None else min(_GPT3_BAND, window)
     return ((window, layers - layers // 2), (band, layers // 2))
 
 
@@ -305,7 +305,7 @@ def context_costs(
     The position table is taken to have ``seq_len`` rows, as a model trained at that length has.
     ``kv_heads`` groups of key and value heads (grouped-query attention:
     :func:`~gptembed.attention_cost.kv_width`), a sliding ``window`` and GPT-3's ``banded``
-    layers (:func:`layer_windows`) are the explorer's options; none of them by default.
+    layers (:func:`_layer_windows`) are the explorer's options; none of them by default.
 
     >>> costs = context_costs(MODELS["gpt2-small"], 1024)
     >>> costs.scores_all_bytes // 2**20, format_bytes(costs.step_bytes), costs.holds[0]
@@ -315,18 +315,18 @@ def context_costs(
         TypeError: ``config`` is not a :class:`ModelConfig` (a name of one is refused saying
             to pass ``MODELS[name]``, as :func:`~gptembed.models.check_config`).
         TypeError, ValueError: ``seq_len``, ``batch_size`` or ``bytes_per_element`` is not a
-            positive integer, ``mode`` is not one of :data:`ATTENTION_MODES`, ``kv_heads`` does
+            positive integer, ``mode`` is not one of :data:`_ATTENTION_MODES`, ``kv_heads`` does
             not divide the heads, ``window`` is not positive or ``banded`` not a bool.
     """
     config = check_config(config)
     seq_len = check_int("seq_len", seq_len)
     batch = check_int("batch_size", batch_size)
     size = check_int("bytes_per_element", bytes_per_element)
-    if mode not in ATTENTION_MODES:
+    if mode not in _ATTENTION_MODES:
         raise ValueError(
-            f"mode must be one of {', '.join(map(repr, ATTENTION_MODES))}, got {mode!r}"
+            f"mode must be one of {', '.join(map(repr, _ATTENTION_MODES))}, got {mode!r}"
         )
-    kinds = layer_windows(config, window=window, banded=banded)
+    kinds = _layer_windows(config, window=window, banded=banded)
     heads, layers, width = config.n_heads, config.n_layers, config.embed_dim
     if mode == "eager":
         layer = attention_scores_bytes(seq_len, heads, 1, batch, size, window=kinds[0][0])
@@ -445,7 +445,7 @@ def turning_points(
     """
     config = check_config(config)
     batch = check_int("batch_size", batch_size)
-    kinds = layer_windows(config, window=window, banded=banded)
+    kinds = _layer_windows(config, window=window, banded=banded)
     d = config.embed_dim
     rest = _parameters(config, 1, kv_heads) - d
 
@@ -524,7 +524,7 @@ def explorer_data() -> dict[str, Any]:
 
     The choices of its controls (``models`` with their sizes, ``dtypes``, ``batch_sizes``,
     ``modes`` with their texts, ``windows``), the longest context, the constants of the formulas
-    (``band``: :data:`GPT3_BAND`; ``activations``: how many numbers of width ``d`` and of width
+    (``band``: :data:`_GPT3_BAND`; ``activations``: how many numbers of width ``d`` and of width
     ``k`` :data:`~gptembed.attention_cost.ACTIVATION_WIDTHS` keeps a token;
     ``state_bytes_per_parameter``), the ``accelerators`` with their bytes, and ``units``, the
     binary units of :func:`~gptembed.measure.format_bytes`. Byte counts that may pass 2**53 are
@@ -546,18 +546,18 @@ def explorer_data() -> dict[str, Any]:
             }
             for key, c in MODELS.items()
         ],
-        "max_tokens": EXPLORER_MAX_TOKENS,
+        "max_tokens": _EXPLORER_MAX_TOKENS,
         "dtypes": [
             {"key": name.split()[0], "label": name, "bytes": size}
-            for name, size in EXPLORER_DTYPES.items()
+            for name, size in _EXPLORER_DTYPES.items()
         ],
-        "batch_sizes": list(EXPLORER_BATCH_SIZES),
+        "batch_sizes": list(_EXPLORER_BATCH_SIZES),
         "modes": [
             {"key": key, "label": text.label, "held": text.held, "note": text.note}
-            for key, text in ATTENTION_MODES.items()
+            for key, text in _ATTENTION_MODES.items()
         ],
-        "windows": list(EXPLORER_WINDOWS),
-        "band": GPT3_BAND,
+        "windows": list(_EXPLORER_WINDOWS),
+        "band": _GPT3_BAND,
         "activations": activations,
         "state_bytes_per_parameter": MODEL_STATE_BYTES_PER_PARAMETER,
         "accelerators": [{"name": name, "bytes": str(size)} for name, size in ACCELERATORS.items()],

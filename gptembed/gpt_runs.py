@@ -77,7 +77,7 @@ def save(
     save_npz(path, arrays)
 
 
-CURVES = ("losses", "held_out_steps", "held_out_losses")
+_CURVES = ("losses", "held_out_steps", "held_out_losses")
 """The curves a stored run holds beside its header and weights."""
 
 
@@ -104,7 +104,7 @@ def load(file: str | os.PathLike[str] | IO[bytes], *, dtype: DTypeLike | None = 
         TypeError: ``dtype`` is not float32 or float64.
     """
     as_dtype = None if dtype is None else check_float_dtype(dtype).name
-    with open_stored(file, ("header", *CURVES), "a stored run") as (data, label):
+    with open_stored(file, ("header", *_CURVES), "a stored run") as (data, label):
         try:
             header = json.loads(str(data["header"]))
         except (*READ_ERRORS, json.JSONDecodeError) as error:
@@ -120,7 +120,7 @@ def load(file: str | os.PathLike[str] | IO[bytes], *, dtype: DTypeLike | None = 
         try:
             for name, array in model.parameters().items():
                 array[...] = data[name]
-            curves = [data[name] for name in CURVES]
+            curves = [data[name] for name in _CURVES]
         except READ_ERRORS as error:
             raise ValueError(f"{label}: not a stored run, damaged: {error}") from error
         return StoredRun(

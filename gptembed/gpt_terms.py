@@ -19,7 +19,7 @@ from .attention_terms import ScoreTerms
 from .gpt import GPT
 from .positions import Scheme
 
-SPLIT_SCHEMES: tuple[Scheme, ...] = ("learned", "sinusoidal", "none")
+_SPLIT_SCHEMES: tuple[Scheme, ...] = ("learned", "sinusoidal", "none")
 """The schemes whose first scores :func:`score_terms` splits exactly: position is added to the
 tokens, or absent."""
 
@@ -63,9 +63,9 @@ def score_terms(
             that is not a finite number > 0 (0 and NaN gave NaN terms, a negative one terms of
             the wrong sign).
     """
-    if model.scheme not in SPLIT_SCHEMES:
+    if model.scheme not in _SPLIT_SCHEMES:
         raise ValueError(
-            f"score_terms splits the scores of the schemes {SPLIT_SCHEMES}, got {model.scheme!r}: "
+            f"score_terms splits the scores of the schemes {_SPLIT_SCHEMES}, got {model.scheme!r}: "
             "its positions act on the queries and keys or on the scores after the projection, "
             "which no token or position term holds"
         )

@@ -329,7 +329,7 @@ def describe_embedding_sum(
 
 # A KV cache over decoding steps: the keys kept, and the position each new token gets.
 
-KV_EMPTY, KV_CACHED, KV_NEW, KV_DROPPED = 0, 1, 2, 3
+_KV_EMPTY, _KV_CACHED, _KV_NEW, _KV_DROPPED = 0, 1, 2, 3
 """The states of a cell of :func:`plot_kv_cache` (a step, a position): no token there yet, a
 key and value in the cache, the step's new token, a key the window dropped."""
 
@@ -370,15 +370,15 @@ def _kv_cache(n_steps: int, prompt_len: int, window: int | None) -> _KVCache:
                 f"window must hold the prompt, >= prompt_len {prompt_len}, got {window}: the "
                 "diagram starts from a cache of the whole prompt"
             )
-    states = np.full((n_steps + 1, n_pos), KV_EMPTY, dtype=np.intp)
+    states = np.full((n_steps + 1, n_pos), _KV_EMPTY, dtype=np.intp)
     start_pos, cached = [], []
     for step in range(n_steps + 1):
         start = 0 if step == 0 else prompt_len + step - 1  # the tokens seen so far
         end = prompt_len if step == 0 else start + 1  # one past the newest position
         first_kept = 0 if window is None else max(0, end - window)
-        states[step, :first_kept] = KV_DROPPED
-        states[step, first_kept:start] = KV_CACHED
-        states[step, start:end] = KV_NEW
+        states[step, :first_kept] = _KV_DROPPED
+        states[step, first_kept:start] = _KV_CACHED
+        states[step, start:end] = _KV_NEW
         start_pos.append(start)
         cached.append(end - first_kept)
     return _KVCache(prompt_len, window, states, start_pos, cached)
@@ -411,7 +411,7 @@ def plot_kv_cache(
 
     Returns:
         The figure. Its image (label ``"cache"``) holds a state per step and position:
-        :data:`KV_EMPTY`, :data:`KV_CACHED`, :data:`KV_NEW` or :data:`KV_DROPPED`.
+        :data:`_KV_EMPTY`, :data:`_KV_CACHED`, :data:`_KV_NEW` or :data:`_KV_DROPPED`.
 
     Raises:
         TypeError, ValueError: a size that is not an integer >= 1, more positions than a
@@ -440,16 +440,16 @@ def plot_kv_cache(
         put_text(
             ax, x0 - 0.06, y, "prompt" if step == 0 else f"step {step}", ha="right", va="center"
         )
-        for new in np.flatnonzero(kv.states[step] == KV_NEW):
+        for new in np.flatnonzero(kv.states[step] == _KV_NEW):
             x = x0 + (new + 0.5) * cell
             put_text(ax, x, y, str(new), ha="center", va="center", fontweight="bold")
         put_text(ax, x_start, y, str(kv.start_pos[step]), ha="center", va="center")
         put_text(ax, x_cached, y, str(kv.cached[step]), ha="center", va="center")
-    states = [KV_CACHED, KV_NEW] + ([KV_DROPPED] if window is not None else [])
+    states = [_KV_CACHED, _KV_NEW] + ([_KV_DROPPED] if window is not None else [])
     names = {
-        KV_CACHED: "key and value in the cache",
-        KV_NEW: "new token, at its position id",
-        KV_DROPPED: "dropped by the window",
+        _KV_CACHED: "key and value in the cache",
+        _KV_NEW: "new token, at its position id",
+        _KV_DROPPED: "dropped by the window",
     }
     handles = [Patch(facecolor=_KV_COLOURS[s], edgecolor=FRAME, label=names[s]) for s in states]
     ax.legend(
@@ -487,7 +487,7 @@ def describe_kv_cache(n_steps: int = 5, *, prompt_len: int = 3, window: int | No
         + " one new token is embedded at position start_pos, the number of tokens already seen "
         f"({word_list(kv.start_pos[1:])}), and its key and value join the cache"
     )
-    dropping = [step for step in range(1, steps + 1) if kv.states[step, 0] == KV_DROPPED]
+    dropping = [step for step in range(1, steps + 1) if kv.states[step, 0] == _KV_DROPPED]
     if not dropping:
         return text + f", which grows by one key a step, to {kv.cached[-1]}."
     return text + (

@@ -4,9 +4,9 @@ One idiom for every figure module (this one, :mod:`~gptembed.cost_figures`,
 :mod:`~gptembed.layer_diagrams` and :mod:`~gptembed.scheme_diagrams`): every ``plot_*`` function
 takes a keyword-only ``ax=None`` (or ``axes=None``) and returns the
 :class:`~matplotlib.figure.Figure` it drew on, so a chapter shows a figure by making the call the
-last expression of its cell. Sizes are the ``*_FIGSIZE`` and ``*_PANEL_SIZE`` constants; the
-figures are made without pyplot, on an opaque white background, in the Okabe-Ito
-colour-blind-safe palette (:mod:`gptembed._figures`).
+last expression of its cell. Each figure has a fixed size (:data:`gptembed._figures.FIGSIZE`, or
+a ``_*_FIGSIZE`` or ``_*_PANEL_SIZE`` of its module); the figures are made without pyplot, on an
+opaque white background, in the Okabe-Ito colour-blind-safe palette (:mod:`gptembed._figures`).
 """
 
 from __future__ import annotations
@@ -45,34 +45,34 @@ from ._figures import (
 from .attention_terms import mean_by_lag
 from .probes import PrincipalComponents, cosine_similarity_matrix
 
-ADDITION_PANEL_SIZE = (2.0, 3.2)
+_ADDITION_PANEL_SIZE = (2.0, 3.2)
 """Width and height in inches of each of :func:`plot_embedding_addition`'s three panels, which
-sit in one row with their colour bar (:data:`ADDITION_COLORBAR_WIDTH`)."""
+sit in one row with their colour bar (:data:`_ADDITION_COLORBAR_WIDTH`)."""
 
-ADDITION_COLORBAR_WIDTH = 0.9
+_ADDITION_COLORBAR_WIDTH = 0.9
 """Inches added to :func:`plot_embedding_addition`'s row for its colour bar."""
 
-SIMILARITY_PANEL_SIZE = (3.0, 3.1)
+_SIMILARITY_PANEL_SIZE = (3.0, 3.1)
 """Width and height in inches of one panel of :func:`plot_position_similarity`."""
 
-COLORBAR_WIDTH = 1.0
+_COLORBAR_WIDTH = 1.0
 """Inches added to a figure's width for its colour bar."""
 
-LINE_COLOURS = tuple(
+_LINE_COLOURS = tuple(
     PALETTE[name] for name in ("blue", "vermillion", "green", "orange", "purple", "sky", "black")
 )
 """The colours of a line figure's series, in order (the palette without its yellow, too pale on
 white). A figure with more series than colours starts again at the first colour, each time with
-the next line style, so no two series look alike (:func:`series_styles`)."""
+the next line style, so no two series look alike (:func:`_series_styles`)."""
 
-LINE_DASHES: tuple[Any, ...] = ("-", "-.", ":", (0, (6, 2, 1, 2)))
+_LINE_DASHES: tuple[Any, ...] = ("-", "-.", ":", (0, (6, 2, 1, 2)))
 """Dash patterns that tell the runs of :func:`plot_loss_curves` apart: solid, dash-dot, dotted,
 long dash-dot. Plain dashes are left for the floors."""
 
-LINE_MARKERS = ("o", "s", "^", "D", "v")
+_LINE_MARKERS = ("o", "s", "^", "D", "v")
 """Markers that tell the lines of :func:`plot_similarity_by_lag` and :func:`plot_loss_by` apart."""
 
-BOUNDARY_STYLE: dict[str, Any] = {
+_BOUNDARY_STYLE: dict[str, Any] = {
     "color": "#333333",
     "lw": 0.8,
     "path_effects": [withStroke(linewidth=2.0, foreground="white")],
@@ -81,10 +81,10 @@ BOUNDARY_STYLE: dict[str, Any] = {
 so it stands out on white (zero), deep red and deep blue alike."""
 
 
-def series_styles(n_series: int, styles: Sequence[Any]) -> list[tuple[str, Any]]:
+def _series_styles(n_series: int, styles: Sequence[Any]) -> list[tuple[str, Any]]:
     """A ``(colour, style)`` pair for each of ``n_series`` lines, no two pairs alike.
 
-    Series ``i`` gets colour ``i mod 7`` of :data:`LINE_COLOURS` and style ``i mod len(styles)``
+    Series ``i`` gets colour ``i mod 7`` of :data:`_LINE_COLOURS` and style ``i mod len(styles)``
     (a dash pattern or a marker), so the first series keep their colours and the pairs repeat
     only after ``lcm(7, len(styles))`` series.
 
@@ -93,13 +93,15 @@ def series_styles(n_series: int, styles: Sequence[Any]) -> list[tuple[str, Any]]
             told apart.
     """
     n_series = check_int("n_series", n_series)
-    n_distinct = math.lcm(len(LINE_COLOURS), len(styles))
+    n_distinct = math.lcm(len(_LINE_COLOURS), len(styles))
     if n_series > n_distinct:
         raise ValueError(
-            f"a figure can tell at most {n_distinct} lines apart ({len(LINE_COLOURS)} colours "
+            f"a figure can tell at most {n_distinct} lines apart ({len(_LINE_COLOURS)} colours "
             f"by {len(styles)} line styles), got {n_series}: draw fewer on one axes"
         )
-    return [(LINE_COLOURS[i % len(LINE_COLOURS)], styles[i % len(styles)]) for i in range(n_series)]
+    return [
+        (_LINE_COLOURS[i % len(_LINE_COLOURS)], styles[i % len(styles)]) for i in range(n_series)
+    ]
 
 
 def _labelled_level(ax: Axes, level: float, text: str, colour: str) -> None:
@@ -149,7 +151,7 @@ def plot_embedding_addition(
         row_labels: ``T`` labels for the rows (for example ``"0 the"``); default ``"0"..``.
         highlight_rows: rows to outline in every panel (for example a token that repeats).
         axes: three axes to draw on; by default a new figure of three
-            :data:`ADDITION_PANEL_SIZE` panels in a row.
+            :data:`_ADDITION_PANEL_SIZE` panels in a row.
 
     Returns:
         The figure. The colour scale is :data:`DIVERGING_CMAP`, centred on 0 and shared by the
@@ -178,7 +180,7 @@ def plot_embedding_addition(
         if not 0 <= row < n_rows:
             raise ValueError(f"highlight row {row} is out of range: rows are 0..{n_rows - 1}")
     fig, panels = figure_and_panels(
-        3, ADDITION_PANEL_SIZE, axes=axes, extra_width=ADDITION_COLORBAR_WIDTH
+        3, _ADDITION_PANEL_SIZE, axes=axes, extra_width=_ADDITION_COLORBAR_WIDTH
     )
     limit = centred_limit((tok, pos, total))
     norm = Normalize(vmin=-limit, vmax=limit)
@@ -219,8 +221,8 @@ def plot_loss_curves(
 ) -> Figure:
     """Training loss against step, one line per run, with each run's floor as a dashed line.
 
-    Runs are told apart by colour and dash pattern (:func:`series_styles` with
-    :data:`LINE_DASHES`), and every run is drawn.
+    Runs are told apart by colour and dash pattern (:func:`_series_styles` with
+    :data:`_LINE_DASHES`), and every run is drawn.
 
     Args:
         curves: label -> ``(steps,)`` losses in nats.
@@ -228,10 +230,10 @@ def plot_loss_curves(
         ax: axes to draw on; by default a new :data:`FIGSIZE` figure.
 
     Raises:
-        ValueError: no curves, or more than :func:`series_styles` can tell apart.
+        ValueError: no curves, or more than :func:`_series_styles` can tell apart.
     """
     _check_series("curves", curves)
-    styles = series_styles(len(curves), LINE_DASHES)
+    styles = _series_styles(len(curves), _LINE_DASHES)
     fig, ax = figure_and_axes(FIGSIZE, ax=ax)
     for (label, losses), (colour, style) in zip(curves.items(), styles, strict=True):
         values = np.asarray(losses, dtype=float)
@@ -258,10 +260,10 @@ def plot_position_similarity(
     Args:
         tables: title -> ``(L, D)`` position table; one panel each, left to right.
         period: if given, the ticks sit at multiples of ``period`` (the first position of each
-            record) and a line in :data:`BOUNDARY_STYLE` marks each record boundary.
+            record) and a line in :data:`_BOUNDARY_STYLE` marks each record boundary.
         axes: one axes per table to draw on; by default a new figure of one
-            :data:`SIMILARITY_PANEL_SIZE` panel per table, in rows as :func:`panel_grid`
-            lays them out, plus :data:`COLORBAR_WIDTH`.
+            :data:`_SIMILARITY_PANEL_SIZE` panel per table, in rows as :func:`panel_grid`
+            lays them out, plus :data:`_COLORBAR_WIDTH`.
 
     Returns:
         The figure, with a shared colour bar from -1 to 1.
@@ -274,7 +276,7 @@ def plot_position_similarity(
     if period is not None:
         period = check_int("period", period)
     fig, panels = figure_and_panels(
-        len(tables), SIMILARITY_PANEL_SIZE, axes=axes, extra_width=COLORBAR_WIDTH
+        len(tables), _SIMILARITY_PANEL_SIZE, axes=axes, extra_width=_COLORBAR_WIDTH
     )
     for ax, (title, table) in zip(panels, tables.items(), strict=True):
         sims = cosine_similarity_matrix(table)
@@ -293,7 +295,7 @@ def plot_position_similarity(
             ax.set_yticks(starts)
             for edge in starts[1:]:
                 for draw_line in (ax.axhline, ax.axvline):
-                    draw_line(edge - 0.5, **BOUNDARY_STYLE)
+                    draw_line(edge - 0.5, **_BOUNDARY_STYLE)
         ax.set_title(title)
         ax.set_xlabel("position")
         ax.set_ylabel("position")
@@ -360,7 +362,7 @@ def _lines_by_lag(
     xlabel: str,
 ) -> None:
     """Draw one line with markers per profile, ``profile[k]`` at lag ``first_lag + k``."""
-    styles = series_styles(len(profiles), LINE_MARKERS)
+    styles = _series_styles(len(profiles), _LINE_MARKERS)
     for (label, values), (colour, marker) in zip(profiles.items(), styles, strict=True):
         lags = np.arange(first_lag, first_lag + len(values))
         ax.plot(lags, values, marker=marker, ms=4, color=colour, lw=1.5, label=label)
@@ -376,8 +378,8 @@ def plot_similarity_by_lag(
 ) -> Figure:
     """Mean cosine similarity of rows ``lag`` apart against the lag, one line per table.
 
-    Lines are told apart by colour and marker (:func:`series_styles` with
-    :data:`LINE_MARKERS`), and every line is drawn.
+    Lines are told apart by colour and marker (:func:`_series_styles` with
+    :data:`_LINE_MARKERS`), and every line is drawn.
 
     Args:
         profiles: label -> ``(L - 1,)`` similarities at lags ``1 .. L-1``
@@ -386,7 +388,7 @@ def plot_similarity_by_lag(
         ax: axes to draw on; by default a new :data:`FIGSIZE` figure.
 
     Raises:
-        ValueError: no profiles, or more than :func:`series_styles` can tell apart.
+        ValueError: no profiles, or more than :func:`_series_styles` can tell apart.
     """
     _check_series("profiles", profiles)
     fig, ax = figure_and_axes(ax=ax)
@@ -414,7 +416,7 @@ def plot_score_terms_by_lag(
         ax: axes to draw on; by default a new :data:`FIGSIZE` figure.
 
     Raises:
-        ValueError: no terms, more than :func:`series_styles` can tell apart, or as
+        ValueError: no terms, more than :func:`_series_styles` can tell apart, or as
             :func:`~gptembed.attention_terms.mean_by_lag`.
     """
     _check_series("terms", terms)
@@ -437,8 +439,8 @@ def plot_loss_by(
 ) -> Figure:
     """Measured loss (nats) against a setting ``x``, one line with markers per model.
 
-    Lines are told apart by colour and marker (:func:`series_styles` with
-    :data:`LINE_MARKERS`), and every line is drawn.
+    Lines are told apart by colour and marker (:func:`_series_styles` with
+    :data:`_LINE_MARKERS`), and every line is drawn.
 
     Args:
         x: ``(n,)`` the settings (a start position, a generation step, ...).
@@ -449,10 +451,10 @@ def plot_loss_by(
         ax: axes to draw on; by default a new :data:`FIGSIZE` figure.
 
     Raises:
-        ValueError: no curves, or more than :func:`series_styles` can tell apart.
+        ValueError: no curves, or more than :func:`_series_styles` can tell apart.
     """
     _check_series("curves", curves)
-    styles = series_styles(len(curves), LINE_MARKERS)
+    styles = _series_styles(len(curves), _LINE_MARKERS)
     fig, ax = figure_and_axes(ax=ax)
     xs = np.asarray(x, dtype=float)
     for (label, losses), (colour, marker) in zip(curves.items(), styles, strict=True):
@@ -466,7 +468,7 @@ def plot_loss_by(
     return fig
 
 
-EXTRAPOLATION_PANEL_SIZE = (7.0, 3.4)
+_EXTRAPOLATION_PANEL_SIZE = (7.0, 3.4)
 """Width and height in inches of each panel of :func:`plot_loss_by_position` (one per task, one
 under another)."""
 
@@ -487,17 +489,17 @@ def plot_loss_by_position(
     Args:
         panels: task title -> (model label -> ``(n,)`` loss at positions ``0 .. n-1``; ``nan``
             where a position has no target). A label has one colour and marker in every
-            panel, no two labels alike (:func:`series_styles`).
+            panel, no two labels alike (:func:`_series_styles`).
         train_len: ``T``, the length the models were trained at.
         floor: the smallest loss drawn.
         axes: one axes per panel to draw on; by default a new figure of
-            :data:`EXTRAPOLATION_PANEL_SIZE` panels, one under another.
+            :data:`_EXTRAPOLATION_PANEL_SIZE` panels, one under another.
 
     Raises:
         TypeError, ValueError: ``floor`` not a finite number > 0 (the y axis is logarithmic;
             an infinite floor drew an empty plot).
         ValueError: no panels, a panel with no curves, ``axes`` of the wrong number, or more
-            labels than :func:`series_styles` can tell apart.
+            labels than :func:`_series_styles` can tell apart.
     """
     train_len = check_int("train_len", train_len)
     if not panels:
@@ -505,9 +507,9 @@ def plot_loss_by_position(
     for title, curves in panels.items():
         _check_series(f"panels[{title!r}]", curves)
     floor = check_float("floor", floor, above=0)
-    fig, grid = figure_and_panels(len(panels), EXTRAPOLATION_PANEL_SIZE, axes=axes)
+    fig, grid = figure_and_panels(len(panels), _EXTRAPOLATION_PANEL_SIZE, axes=axes)
     labels = list(dict.fromkeys(label for curves in panels.values() for label in curves))
-    style = dict(zip(labels, series_styles(len(labels), LINE_MARKERS), strict=True))
+    style = dict(zip(labels, _series_styles(len(labels), _LINE_MARKERS), strict=True))
     for ax, (title, curves) in zip(grid, panels.items(), strict=True):
         length = 0
         for label, losses in curves.items():
@@ -589,7 +591,7 @@ def plot_training_curve(
     return fig
 
 
-PCA_PANEL_SIZE = (3.5, 3.4)
+_PCA_PANEL_SIZE = (3.5, 3.4)
 """Width and height in inches of each of :func:`plot_principal_components`'s two panels."""
 
 
@@ -603,7 +605,7 @@ def plot_principal_components(
         components: a :class:`~gptembed.probes.PrincipalComponents` of an ``(L, D)`` table.
         n_components: how many components to draw on the left (each labelled with its share
             of the variance).
-        axes: two axes to draw on; by default a new figure of two :data:`PCA_PANEL_SIZE`
+        axes: two axes to draw on; by default a new figure of two :data:`_PCA_PANEL_SIZE`
             panels side by side.
 
     Raises:
@@ -618,9 +620,9 @@ def plot_principal_components(
             f"n_components must be in [1, {scores.shape[1]}] and the table needs at least 2 "
             f"components, got n_components {n_components} of {scores.shape[1]}"
         )
-    fig, (left, right) = figure_and_panels(2, PCA_PANEL_SIZE, axes=axes)
+    fig, (left, right) = figure_and_panels(2, _PCA_PANEL_SIZE, axes=axes)
     positions = np.arange(len(scores))
-    for k, (colour, dashes) in enumerate(series_styles(n_components, LINE_DASHES)):
+    for k, (colour, dashes) in enumerate(_series_styles(n_components, _LINE_DASHES)):
         left.plot(
             positions,
             scores[:, k],

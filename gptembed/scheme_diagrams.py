@@ -55,7 +55,7 @@ _RED_TEXT = "#a64500"  # the vermillion darkened for text: 6:1 on white (the ver
 
 # Rotary positions: a pair of coordinates turned by an angle that grows with position.
 
-ROTARY_FIGSIZE = (7.0, 3.3)
+_ROTARY_FIGSIZE = (7.0, 3.3)
 """Width and height in inches of :func:`plot_rotary_rotation`: its panels side by side."""
 
 
@@ -243,7 +243,7 @@ def plot_rotary_rotation(
         positions: 1 to 8 positions ``>= 0`` for the first panel.
         distance_pairs: 1 to 3 ``(i, j)``: a query at ``i`` and a key at ``j``, a panel each.
         axes: ``1 + len(distance_pairs)`` axes to draw on; by default a new
-            :data:`ROTARY_FIGSIZE` figure.
+            :data:`_ROTARY_FIGSIZE` figure.
 
     Returns:
         The figure. Each arrow is an :class:`~matplotlib.text.Annotation` whose ``xy`` is the
@@ -260,7 +260,7 @@ def plot_rotary_rotation(
     """
     parts = _rotary_rotation(query, key, base, pair, positions, distance_pairs)
     n_pairs = len(parts.distance_pairs)
-    width, height = ROTARY_FIGSIZE
+    width, height = _ROTARY_FIGSIZE
     fig, panels = figure_and_panels(1 + n_pairs, (width / (1 + n_pairs), height), axes=axes)
     q_norm, k_norm = float(np.linalg.norm(parts.query)), float(np.linalg.norm(parts.key))
     reach = 1.65 * max(q_norm, k_norm)
@@ -347,7 +347,7 @@ def describe_rotary_rotation(
 
 # ALiBi: a bias on the scores that falls with distance, at a slope per head.
 
-BIAS_CMAP = "Blues_r"
+_BIAS_CMAP = "Blues_r"
 """Colour map of a bias that is never positive: white at 0, darker blue the more negative (the
 negative half of :data:`DIVERGING_CMAP`, spread over the whole scale)."""
 
@@ -378,7 +378,7 @@ def plot_alibi_bias(n_heads: int = 4, seq_len: int = 8, *, ax: Axes | None = Non
     :func:`~gptembed.positions.linear_bias` at that head's slope ``m_h`` of
     :func:`~gptembed.positions.alibi_slopes`: 0 on the diagonal, falling by ``m_h`` per
     position back. Future keys (``j > i``) are grey, as the causal mask hides them. One colour
-    scale, :data:`BIAS_CMAP` from the steepest head's lowest bias to 0, for every head.
+    scale, :data:`_BIAS_CMAP` from the steepest head's lowest bias to 0, for every head.
     :func:`describe_alibi_bias` says the same in words.
 
     >>> fig = plot_alibi_bias(4, 6)
@@ -419,7 +419,7 @@ def plot_alibi_bias(n_heads: int = 4, seq_len: int = 8, *, ax: Axes | None = Non
         ax.add_patch(Rectangle((x, y), grid, grid, color=GREY, lw=0, zorder=-1))  # the future
         title = f"head {h + 1}: m = {_slope_label(float(slope))}"
         cells(
-            ax, np.ma.masked_where(future, bias), x, y, (cell, cell), cmap=BIAS_CMAP, norm=norm,
+            ax, np.ma.masked_where(future, bias), x, y, (cell, cell), cmap=_BIAS_CMAP, norm=norm,
             label=title,
         )  # fmt: skip
         put_text(ax, x + grid / 2, y - 0.08, title, ha="center", va="bottom")
@@ -434,7 +434,7 @@ def plot_alibi_bias(n_heads: int = 4, seq_len: int = 8, *, ax: Axes | None = Non
         (1 - (right - 0.2) / size[0], 1 - (title_h + grid) / size[1], 0.15 / size[0],
          grid / size[1])
     )  # fmt: skip
-    colorbar = fig.colorbar(ScalarMappable(norm, BIAS_CMAP), cax=bar)
+    colorbar = fig.colorbar(ScalarMappable(norm, _BIAS_CMAP), cax=bar)
     colorbar.set_label(f"bias {MINUS}m (i {MINUS} j)", fontsize=DIAGRAM_FONTSIZE)
     bar.tick_params(labelsize=DIAGRAM_FONTSIZE)
     return fig

@@ -165,45 +165,6 @@ PUBLIC_MODULES = sorted(
 READER_DOCS = ("README.md", "CONTRIBUTING.md", "benchmarks/README.md")
 """The documents a reader reads: a name in a code span there is reader API."""
 
-NOT_YET_USED: set[tuple[str, str]] = {
-    # Modules that other helpers of issue 36 own (gpt-split, inputs, the figure modules): the
-    # lead empties this after merging their branches.
-    *(("corpus", name) for name in ("ALPHABET", "HELD_OUT_EVERY", "SHA256")),
-    *(("cost_figures", name) for name in ("ASYMMETRY_FIGSIZE", "MEMORY_FIGSIZE")),
-    *(
-        ("explorer", name)
-        for name in (
-            "ATTENTION_MODES", "EXPLORER_BATCH_SIZES", "EXPLORER_DTYPES", "EXPLORER_MAX_TOKENS",
-            "EXPLORER_WINDOWS", "GIB", "GPT3_BAND", "ModeText", "format_share", "layer_windows",
-        )
-    ),
-    *(("gpt_runs", name) for name in ("CURVES", "load")),
-    ("gpt_terms", "SPLIT_SCHEMES"),
-    ("growth", "load_growth"),
-    *(
-        ("layer_diagrams", name)
-        for name in (
-            "KV_CACHED", "KV_DROPPED", "KV_EMPTY", "KV_NEW", "describe_embedding_sum",
-            "describe_kv_cache", "describe_padded_batch",
-        )
-    ),
-    *(
-        ("plotting", name)
-        for name in (
-            "ADDITION_COLORBAR_WIDTH", "ADDITION_PANEL_SIZE", "BOUNDARY_STYLE", "COLORBAR_WIDTH",
-            "EXTRAPOLATION_PANEL_SIZE", "LINE_COLOURS", "LINE_DASHES", "LINE_MARKERS",
-            "PCA_PANEL_SIZE", "SIMILARITY_PANEL_SIZE", "series_styles",
-        )
-    ),
-    *(
-        ("scheme_diagrams", name)
-        for name in (
-            "BIAS_CMAP", "ROTARY_FIGSIZE", "describe_alibi_bias", "describe_rotary_rotation",
-        )
-    ),
-}  # fmt: skip
-"""(module, name) pairs the test lets pass for now."""
-
 
 def _defined(tree: ast.Module) -> dict[str, ast.stmt]:
     """The public names a module defines at its top level (not those it imports), by statement."""
@@ -353,8 +314,7 @@ def test_every_public_name_is_used_outside_the_tests() -> None:
             grown = bool((annotations & set(defined)) - alive)
             alive |= annotations & set(defined)
         unused += [(module, name) for name in defined if name not in alive]
-    offenders = sorted(set(unused) - NOT_YET_USED)
+    offenders = sorted(unused)
     if offenders:
         print("used by nothing but tests:", *(f"{m}.{n}" for m, n in offenders), sep="\n  ")
     assert not offenders, f"public names that nothing but tests uses: {offenders}"
-    assert not NOT_YET_USED - set(unused), f"used now: {sorted(NOT_YET_USED - set(unused))}"

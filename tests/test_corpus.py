@@ -12,7 +12,7 @@ import pytest
 
 from gptembed import corpus
 from gptembed.corpus import (
-    ALPHABET,
+    _ALPHABET,
     END_OF_TEXT,
     decode,
     documents,
@@ -28,7 +28,7 @@ DATA = Path(corpus.__file__).parent / "data"
 
 def test_the_stored_corpus_has_its_hash_and_size() -> None:
     data = (DATA / "pydoc_topics.txt").read_bytes()
-    assert hashlib.sha256(data).hexdigest() == corpus.SHA256
+    assert hashlib.sha256(data).hexdigest() == corpus._SHA256
     assert len(corpus.text()) == 510_664
     assert len(documents()) == 79
 
@@ -39,13 +39,13 @@ def test_the_licence_is_stored_beside_the_text() -> None:
 
 
 def test_the_alphabet_is_exactly_the_corpus_characters_in_order() -> None:
-    assert sorted(set(corpus.text())) == list(ALPHABET)
-    assert corpus.VOCAB_SIZE == len(ALPHABET) == 105
+    assert sorted(set(corpus.text())) == list(_ALPHABET)
+    assert corpus.VOCAB_SIZE == len(_ALPHABET) == 105
 
 
 def test_encode_and_decode_round_trip_and_refuse_strangers() -> None:
     sample = documents()[3][:200]
-    np.testing.assert_array_equal(encode(sample), [ALPHABET.index(ch) for ch in sample])
+    np.testing.assert_array_equal(encode(sample), [_ALPHABET.index(ch) for ch in sample])
     assert decode(encode(sample)) == sample
     assert encode("").shape == (0,)
     with pytest.raises(ValueError, match=r"character 'é' at index 2 is not in the corpus's"):

@@ -22,8 +22,8 @@ from gptembed._figures import (
     new_figure,
 )
 from gptembed.cost_figures import (
-    ASYMMETRY_FIGSIZE,
-    MEMORY_FIGSIZE,
+    _ASYMMETRY_FIGSIZE,
+    _MEMORY_FIGSIZE,
     plot_attention_memory,
     plot_context_costs,
     plot_parameter_asymmetry,
@@ -50,7 +50,7 @@ def test_parameter_asymmetry_bars_are_shares_on_a_linear_axis() -> None:
     position table of GPT-2 small takes 0.632% of its bar (a log axis of counts drew it at about
     29% of the whole model's bar), and models of any size fit (the log axis stopped at 1e12)."""
     fig = plot_parameter_asymmetry()
-    assert_fixed_opaque(fig, ASYMMETRY_FIGSIZE)
+    assert_fixed_opaque(fig, _ASYMMETRY_FIGSIZE)
     (ax,) = fig.axes
     assert ax.get_xscale() == "linear"
     assert ax.get_xlim() == (0.0, 100.0)
@@ -118,7 +118,7 @@ def test_attention_memory_lines_points_and_scales() -> None:
     fig = plot_attention_memory(
         lengths, 12, 12, measured=measured, measured_naive=naive, memory_lines=gpus
     )
-    assert_fixed_opaque(fig, MEMORY_FIGSIZE)
+    assert_fixed_opaque(fig, _MEMORY_FIGSIZE)
     (ax,) = fig.axes
     assert (ax.get_xscale(), ax.get_yscale()) == ("log", "log")
     assert ax.get_ylabel() == "score memory (GiB, log scale)"
@@ -176,7 +176,7 @@ def test_context_costs_draw_four_costs_with_their_growth() -> None:
     assert drawn["position table (n rows)"][0] == 256 * 768 * 4
     assert [line.get_xdata()[0] for line in ax.get_lines()[4:]] == [930]  # the mark
     assert [t.get_text() for t in ax.texts] == ["here"]
-    assert tuple(fig.get_size_inches()) == MEMORY_FIGSIZE
+    assert tuple(fig.get_size_inches()) == _MEMORY_FIGSIZE
     assert fig.get_facecolor()[3] == 1.0
 
 

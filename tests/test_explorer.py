@@ -16,19 +16,19 @@ from hypothesis import strategies as st
 from gptembed import MODELS, format_bytes, gpt_parameter_count
 from gptembed.attention_cost import ACTIVATION_WIDTHS, activation_bytes, logits_bytes
 from gptembed.explorer import (
+    _ATTENTION_MODES,
+    _EXPLORER_BATCH_SIZES,
+    _EXPLORER_MAX_TOKENS,
+    _EXPLORER_WINDOWS,
+    _GPT3_BAND,
     ACCELERATORS,
-    ATTENTION_MODES,
-    EXPLORER_BATCH_SIZES,
-    EXPLORER_MAX_TOKENS,
-    EXPLORER_WINDOWS,
-    GPT3_BAND,
     MEMORY_RULE,
     OPTION_SOURCES,
+    _layer_windows,
     context_costs,
     explorer_data,
     explorer_values,
     format_share,
-    layer_windows,
     turning_points,
 )
 
@@ -166,9 +166,9 @@ def test_gpt3_banded_layers_match_the_chapters_exercise() -> None:
     assert dense.scores_all_bytes == 576 * GIB
     assert banded.scores_all_bytes == 324 * GIB  # 48 layers of 2,048 keys, 48 of 256
     assert banded.scores_layer_bytes == dense.scores_layer_bytes  # a dense layer's
-    assert layer_windows(gpt3, banded=True) == ((None, 48), (GPT3_BAND, 48))
-    assert layer_windows(gpt3, window=128, banded=True) == ((128, 48), (128, 48))
-    assert layer_windows(MODELS["gpt2-small"], window=4096) == ((4096, 12),)
+    assert _layer_windows(gpt3, banded=True) == ((None, 48), (_GPT3_BAND, 48))
+    assert _layer_windows(gpt3, window=128, banded=True) == ((128, 48), (128, 48))
+    assert _layer_windows(MODELS["gpt2-small"], window=4096) == ((4096, 12),)
     # FLOPs: the chapter's mixed share at 2,048 tokens, (dense + banded) / 2 of attention's
     from gptembed import flops_per_token
 
@@ -204,9 +204,9 @@ def test_turning_points_never_reached_are_none() -> None:
 
 @given(
     model=st.sampled_from(list(MODELS)),
-    batch=st.sampled_from(EXPLORER_BATCH_SIZES),
+    batch=st.sampled_from(_EXPLORER_BATCH_SIZES),
     kv=st.integers(0, 5),
-    window=st.sampled_from([None, 1, 64, *EXPLORER_WINDOWS]),
+    window=st.sampled_from([None, 1, 64, *_EXPLORER_WINDOWS]),
     banded=st.booleans(),
 )
 def test_turning_points_are_where_the_costs_pass(
@@ -236,7 +236,7 @@ def test_turning_points_are_where_the_costs_pass(
         if points.scores > 1:
             assert at(points.scores - 1, "eager")[0] <= at(points.scores - 1, "eager")[2]
     else:
-        for n in (1, 64, 1024, 4096, 16_384, EXPLORER_MAX_TOKENS):
+        for n in (1, 64, 1024, 4096, 16_384, _EXPLORER_MAX_TOKENS):
             assert at(n, "eager")[0] <= at(n, "eager")[2]
     if points.kv_cache is not None:
         assert at(points.kv_cache, "decode")[1] > at(points.kv_cache, "decode")[2]
@@ -244,7 +244,7 @@ def test_turning_points_are_where_the_costs_pass(
             before = at(points.kv_cache - 1, "decode")
             assert before[1] <= before[2]
     else:
-        for n in (1, 64, 256, *EXPLORER_WINDOWS, EXPLORER_MAX_TOKENS):
+        for n in (1, 64, 256, *_EXPLORER_WINDOWS, _EXPLORER_MAX_TOKENS):
             assert at(n, "decode")[1] <= at(n, "decode")[2]
 
 
@@ -353,12 +353,12 @@ def test_the_page_data_holds_the_controls_and_the_constants() -> None:
     assert small["vocab_size"] == 50_257 and small["label"] == "GPT-2 small"
     assert data["max_tokens"] == 2**20
     assert [(d["key"], d["bytes"]) for d in data["dtypes"]] == [("fp32", 4), ("fp16", 2)]
-    assert data["batch_sizes"] == list(EXPLORER_BATCH_SIZES)
-    assert [mode["key"] for mode in data["modes"]] == list(ATTENTION_MODES)
+    assert data["batch_sizes"] == list(_EXPLORER_BATCH_SIZES)
+    assert [mode["key"] for mode in data["modes"]] == list(_ATTENTION_MODES)
     assert data["activations"] == {"d": 14, "k": 2}
     assert data["state_bytes_per_parameter"] == 16
-    assert data["band"] == GPT3_BAND == 256
-    assert data["windows"] == list(EXPLORER_WINDOWS)
+    assert data["band"] == _GPT3_BAND == 256
+    assert data["windows"] == list(_EXPLORER_WINDOWS)
     assert [a["name"] for a in data["accelerators"]] == list(ACCELERATORS)
     assert [int(a["bytes"]) for a in data["accelerators"]] == list(ACCELERATORS.values())
     assert data["units"] == ["B", "KiB", "MiB", "GiB", "TiB", "PiB"]

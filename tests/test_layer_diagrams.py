@@ -20,10 +20,10 @@ from gptembed import (
 from gptembed.attention_model import AttentionConfig, cached_forward
 from gptembed.attention_model import init_model as init_attention_model
 from gptembed.layer_diagrams import (
-    KV_CACHED,
-    KV_DROPPED,
-    KV_EMPTY,
-    KV_NEW,
+    _KV_CACHED,
+    _KV_DROPPED,
+    _KV_EMPTY,
+    _KV_NEW,
     describe_embedding_sum,
     describe_kv_cache,
     describe_padded_batch,
@@ -140,14 +140,14 @@ def test_kv_cache_gives_each_new_token_the_cache_length_as_its_position() -> Non
     _, cache = cached_forward(model, [[1, 2, 3]])
     for step in range(1, 5):
         row = states[step]
-        start = int(np.flatnonzero(row == KV_NEW)[0])
-        assert start == cache.length == int((row == KV_CACHED).sum())
-        assert (row[start + 1 :] == KV_EMPTY).all()
+        start = int(np.flatnonzero(row == _KV_NEW)[0])
+        assert start == cache.length == int((row == _KV_CACHED).sum())
+        assert (row[start + 1 :] == _KV_EMPTY).all()
         _, cache = cached_forward(model, [[0]], cache)
-    np.testing.assert_array_equal(states[0], [KV_NEW] * 3 + [KV_EMPTY] * 4)
+    np.testing.assert_array_equal(states[0], [_KV_NEW] * 3 + [_KV_EMPTY] * 4)
     bold = [t.get_text() for t in fig.axes[0].texts if t.get_fontweight() == "bold"]
     assert bold == ["0", "1", "2", "3", "4", "5", "6"]  # each new token's position id
-    assert KV_DROPPED not in states
+    assert _KV_DROPPED not in states
 
 
 def test_kv_cache_window_keeps_the_last_keys_while_positions_go_on() -> None:
@@ -159,8 +159,8 @@ def test_kv_cache_window_keeps_the_last_keys_while_positions_go_on() -> None:
         newest = 2 if step == 0 else 2 + step
         j = np.arange(states.shape[1])
         kept = (j <= newest) & (newest - j < 4)
-        np.testing.assert_array_equal(np.isin(row, (KV_CACHED, KV_NEW)), kept)
-        np.testing.assert_array_equal(row == KV_DROPPED, (j <= newest) & ~kept)
+        np.testing.assert_array_equal(np.isin(row, (_KV_CACHED, _KV_NEW)), kept)
+        np.testing.assert_array_equal(row == _KV_DROPPED, (j <= newest) & ~kept)
     text = describe_kv_cache(6, prompt_len=3, window=4)
     assert "from step 2 on, the oldest key is dropped" in text
     assert "the cache stays at 4 keys while start_pos goes on counting, to 8." in text

@@ -23,16 +23,17 @@ from gptembed._figures import (
 )
 from gptembed.attention_terms import mean_by_lag
 from gptembed.plotting import (
-    ADDITION_COLORBAR_WIDTH,
-    ADDITION_PANEL_SIZE,
-    BOUNDARY_STYLE,
-    COLORBAR_WIDTH,
-    EXTRAPOLATION_PANEL_SIZE,
-    LINE_COLOURS,
-    LINE_DASHES,
-    LINE_MARKERS,
-    PCA_PANEL_SIZE,
-    SIMILARITY_PANEL_SIZE,
+    _ADDITION_COLORBAR_WIDTH,
+    _ADDITION_PANEL_SIZE,
+    _BOUNDARY_STYLE,
+    _COLORBAR_WIDTH,
+    _EXTRAPOLATION_PANEL_SIZE,
+    _LINE_COLOURS,
+    _LINE_DASHES,
+    _LINE_MARKERS,
+    _PCA_PANEL_SIZE,
+    _SIMILARITY_PANEL_SIZE,
+    _series_styles,
     plot_attention_by_lag,
     plot_embedding_addition,
     plot_loss_by,
@@ -44,7 +45,6 @@ from gptembed.plotting import (
     plot_score_terms_by_lag,
     plot_similarity_by_lag,
     plot_training_curve,
-    series_styles,
 )
 from gptembed.positions import (
     sinusoidal_table,
@@ -105,9 +105,9 @@ def test_embedding_addition_titles_labels_and_highlights() -> None:
 
 def test_embedding_addition_fixed_size_and_opaque_background() -> None:
     tok, pos = _addition_rows()
-    width, height = ADDITION_PANEL_SIZE  # three panels in one row, and the colour bar
+    width, height = _ADDITION_PANEL_SIZE  # three panels in one row, and the colour bar
     assert_fixed_opaque(
-        plot_embedding_addition(tok, pos), (3 * width + ADDITION_COLORBAR_WIDTH, height)
+        plot_embedding_addition(tok, pos), (3 * width + _ADDITION_COLORBAR_WIDTH, height)
     )
 
 
@@ -198,12 +198,12 @@ def test_loss_curves_draw_every_run_and_tell_them_apart() -> None:
 
 
 def test_series_styles_keep_the_first_colours_and_never_repeat_a_pair() -> None:
-    styles = series_styles(28, LINE_DASHES)
-    assert [colour for colour, _ in styles[:7]] == list(LINE_COLOURS)
+    styles = _series_styles(28, _LINE_DASHES)
+    assert [colour for colour, _ in styles[:7]] == list(_LINE_COLOURS)
     assert styles[0] == (PALETTE["blue"], "-") and styles[1] == (PALETTE["vermillion"], "-.")
     assert len({(colour, str(dash)) for colour, dash in styles}) == 28
-    assert len(set(series_styles(35, LINE_MARKERS))) == 35
-    assert PALETTE["yellow"] not in LINE_COLOURS  # too pale a line on white
+    assert len(set(_series_styles(35, _LINE_MARKERS))) == 35
+    assert PALETTE["yellow"] not in _LINE_COLOURS  # too pale a line on white
 
 
 def test_loss_curves_refuse_nothing_and_more_runs_than_can_be_told_apart() -> None:
@@ -238,12 +238,12 @@ def test_position_similarity_draws_one_heatmap_per_table() -> None:
     assert sorted(line.get_ydata()[0] for line in boundaries[::2]) == [2.5, 5.5, 8.5]
     for line in boundaries:  # full opacity, dark, in a halo: visible on any colour of the map
         assert line.get_alpha() is None
-        assert line.get_color() == BOUNDARY_STYLE["color"]
+        assert line.get_color() == _BOUNDARY_STYLE["color"]
         assert line.get_path_effects()
     for axis in (heatmaps[0].xaxis, heatmaps[0].yaxis):
         np.testing.assert_array_equal(axis.get_ticklocs(), [0, 3, 6, 9])
-    width, height = SIMILARITY_PANEL_SIZE
-    assert_fixed_opaque(fig, (2 * width + COLORBAR_WIDTH, height))
+    width, height = _SIMILARITY_PANEL_SIZE
+    assert_fixed_opaque(fig, (2 * width + _COLORBAR_WIDTH, height))
     assert len(fig.axes) == 3  # two heatmaps and the colour bar
 
 
@@ -365,7 +365,7 @@ def test_one_panel_per_task_and_one_line_per_model_on_a_log_scale() -> None:
     curves = {"a": [np.nan, 0.5, 1e-6, 2.0, 4.0, 8.0, 9.0, 9.0], "b": np.full(8, 0.1)}
     fig = plot_loss_by_position({"task one": curves, "task two": curves}, train_len=2)
     assert isinstance(fig, Figure)
-    width, height = EXTRAPOLATION_PANEL_SIZE  # one panel under the other
+    width, height = _EXTRAPOLATION_PANEL_SIZE  # one panel under the other
     np.testing.assert_allclose(fig.get_size_inches(), (width, 2 * height))
     assert [ax.get_title() for ax in fig.axes] == ["task one", "task two"]
     ax = fig.axes[0]
@@ -461,7 +461,7 @@ def test_training_curve_draws_the_run_the_held_out_points_and_the_baselines() ->
 def test_principal_components_figure() -> None:
     pc = principal_components(sinusoidal_table(32, 8))
     fig = plot_principal_components(pc, n_components=2)
-    width, height = PCA_PANEL_SIZE
+    width, height = _PCA_PANEL_SIZE
     np.testing.assert_allclose(fig.get_size_inches(), (2 * width, height))
     left, right = fig.axes[:2]
     assert len(left.get_lines()) == 3  # two components and the zero line

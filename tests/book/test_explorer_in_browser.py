@@ -29,9 +29,6 @@ import pytest
 
 from gptembed import MODELS, format_bytes, model_label
 from gptembed.explorer import (
-    ATTENTION_MODES,
-    EXPLORER_BATCH_SIZES,
-    EXPLORER_WINDOWS,
     context_costs,
     explorer_data,
     explorer_values,
@@ -53,6 +50,9 @@ MODES = {
     "decode": "one decoding step with a KV cache",
 }
 DTYPES = {4: "fp32", 2: "fp16"}
+DATA = explorer_data()
+"""What the page is given: its choices of batch size and window, what each mode's scores hold."""
+HELD = {mode["key"]: mode["held"] for mode in DATA["modes"]}
 
 
 class Setting(NamedTuple):
@@ -266,7 +266,7 @@ def test_explorer_shows_the_package_numbers(explorer: tuple[Page, Visit], settin
     else:
         choose(page, setting, slide=SETTINGS.index(setting) % 2 == 0)
     assert_shows(page, setting)
-    held = ATTENTION_MODES[setting.mode].held  # what the two rows of scores count
+    held = HELD[setting.mode]  # what the two rows of scores count
     assert page.locator(".ce-held").all_text_contents() == [held, held]
     assert visit.errors == []
     assert all(url.startswith(("file:", "data:")) for url in visit.requests), visit.requests
@@ -290,10 +290,10 @@ def test_twenty_typed_lengths_are_the_packages(explorer: tuple[Page, Visit]) -> 
                 model,
                 tokens,
                 draw.choice([4, 2]),
-                draw.choice(EXPLORER_BATCH_SIZES),
+                draw.choice(DATA["batch_sizes"]),
                 draw.choice(list(MODES)),
                 None if kv == heads else kv,
-                draw.choice([None, *EXPLORER_WINDOWS]),
+                draw.choice([None, *DATA["windows"]]),
                 draw.random() < 0.3,
             )
             choose(page, setting)

@@ -60,7 +60,8 @@ import numpy as np  # noqa: E402
 from bench_embedding import cpu_model  # noqa: E402  # run as a script, benchmarks/ is on the path
 
 from gptembed.corpus import random_passages, train_stream  # noqa: E402
-from gptembed.gpt import GPT, GPTConfig, init_model, loss_and_grads  # noqa: E402
+from gptembed.gpt import GPT, init_model, loss_and_grads  # noqa: E402
+from gptembed.gpt_config import GPTConfig  # noqa: E402
 from gptembed.gpt_runs import stored_run  # noqa: E402
 from gptembed.positions import SCHEMES, Scheme, alibi_slopes  # noqa: E402
 

@@ -26,6 +26,7 @@ import numpy as np  # noqa: E402
 from bench_embedding import cpu_model  # noqa: E402  # run as a script, benchmarks/ is on the path
 
 from gptembed import gpt  # noqa: E402
+from gptembed.gpt_config import GPTConfig  # noqa: E402
 
 LENGTH = 4096
 """Positions of the window scored."""
@@ -50,7 +51,7 @@ def _timed(call: Callable[[], object]) -> tuple[float, int]:
 
 
 def main() -> None:
-    model = gpt.init_model(gpt.GPTConfig(seq_len=LENGTH))
+    model = gpt.init_model(GPTConfig(seq_len=LENGTH))
     ids = np.random.default_rng(0).integers(0, model.embedding.vocab_size, (1, LENGTH))
     print(f"{cpu_model()}; numpy {np.__version__}; load {os.getloadavg()[0]:.2f}\n")
     print(f"| call, one window of {LENGTH:,} | CPU (s) | kept after the call (MiB) |")

@@ -17,6 +17,7 @@ The package is a set of rooms, one idea each (numpy only, except the figure modu
 - :mod:`gptembed.crops`: reading a stream longer than the context, as nanoGPT's generate does.
 - :mod:`gptembed.corpus`: real text that ships with the package, and passages cut from it.
 - :mod:`gptembed.gpt`: a small GPT (GPT-2's architecture at toy scale) and its training;
+  :mod:`gptembed.gpt_config`: its sizes, position scheme, dtype and learning-rate schedule;
   :mod:`gptembed.gpt_runs`: its runs saved and loaded, and the runs the package stores;
   :mod:`gptembed.gpt_terms`: its first scores split into token and position terms.
 - :mod:`gptembed.position_schemes`: five ways to give the attention toy position (learned,

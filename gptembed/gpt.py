@@ -26,8 +26,9 @@ Everything else, the initial weights of a seed included, is the same for every s
 
 Every product is a matrix product (``@``) in the model's dtype: float32 for training (about twice
 as fast as float64 here), float64 for the finite-difference checks of the gradients and for the
-chapter's measurements of the trained model (:func:`~gptembed.gpt_runs.stored_run`). A trained
-run is stored and read by :mod:`gptembed.gpt_runs`; :mod:`gptembed.gpt_terms` splits the first
+chapter's measurements of the trained model (:func:`~gptembed.gpt_runs.stored_run`). The
+sizes, scheme, dtype and schedule are a :class:`~gptembed.gpt_config.GPTConfig`. A trained run
+is stored and read by :mod:`gptembed.gpt_runs`; :mod:`gptembed.gpt_terms` splits the first
 block's scores into token and position terms.
 """
 
@@ -36,7 +37,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, replace
-from typing import Any, TypeAlias
+from typing import TypeAlias
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -44,8 +45,6 @@ from numpy.typing import ArrayLike, NDArray
 from ._arrays import flat_rows
 from ._checks import (
     check_fits_in_memory,
-    check_float,
-    check_float_dtype,
     check_in_range,
     check_int,
     check_integer_array,
@@ -67,171 +66,23 @@ from ._transformer import (
     split_heads,
 )
 from .attention_cost import attention_scores_bytes
-from .corpus import VOCAB_SIZE, random_passages
+from .corpus import random_passages
 from .embedding import INIT_STD, Extension, GPTStyleEmbedding
+from .gpt_config import GPTConfig
 from .models import gpt_parameter_count
 from .optim import (
     ArrayModel,
     Evaluation,
-    RunConfig,
     TrainResult,
     cross_entropy,
     losses_of_logits,
     run_training,
     weights_rng,
 )
-from .positions import SCHEMES, Scheme, rotate, sinusoidal_table
+from .positions import Scheme, rotate, sinusoidal_table
 
 Floats: TypeAlias = NDArray[np.floating]
 """An array in the model's dtype: float32 to train, float64 to check gradients and to measure."""
-
-
-_STORED_NAMES = {"n_layer": "n_layers", "n_head": "n_heads"}
-"""Field names of runs stored before the package's one vocabulary, and their names now."""
-
-
-@dataclass(frozen=True, kw_only=True)
-class GPTConfig(RunConfig):
-    """A GPT run: the sizes, plus :class:`~gptembed.optim.RunConfig`'s schedule.
-
-    Attributes:
-        vocab_size: ``V``, rows of the token table (by default the corpus's characters).
-        seq_len: ``T``, the context length and the rows of the position table.
-        n_layers: blocks.
-        n_heads: heads per block; ``embed_dim`` must be a multiple of it.
-        embed_dim: ``D``, the width of the residual stream and of both tables.
-        dtype: the dtype of every array, ``"float32"`` or ``"float64"``. float16 is refused: in
-            it Adam's ``eps`` (1e-8) and the square of a gradient of 1e-4 round to 0, so a step
-            divides by zero and training runs to inf and NaN (:class:`~gptembed.optim.Adam`
-            refuses float16 arrays too); train in float32 and cast the result.
-        scheme: how position enters, one of :data:`~gptembed.positions.SCHEMES` (see the
-            module's docstring); ``"none"`` is this module's ``use_positions=False``.
-        rotary_base: the wavelength scale of the rotary angles (10,000, as in RoPE).
-        warmup: steps over which the learning rate rises linearly from ``learning_rate / warmup``
-            to ``learning_rate``; it then decays along a half cosine to a tenth of it by the
-            last step, as nanoGPT's ``get_lr`` does.
-    """
-
-    vocab_size: int = VOCAB_SIZE
-    seq_len: int = 128
-    n_layers: int = 2
-    n_heads: int = 4
-    embed_dim: int = 64
-    dtype: str = "float32"
-    scheme: Scheme = "learned"
-    rotary_base: float = 10000.0
-    learning_rate: float = 3e-3
-    warmup: int = 100
-
-    def __post_init__(self) -> None:
-        super().__post_init__()
-        self._check(check_int, "vocab_size", "seq_len", "n_layers", "n_heads", "embed_dim")
-        self._check(check_int, "warmup", minimum=0)
-        if self.embed_dim % self.n_heads:
-            raise ValueError(
-                f"embed_dim must be a multiple of n_heads, got embed_dim {self.embed_dim} "
-                f"and n_heads {self.n_heads}"
-            )
-        if self.scheme not in SCHEMES:
-            raise ValueError(f"scheme must be one of {SCHEMES}, got {self.scheme!r}")
-        if not self.use_positions:
-            raise ValueError("use_positions=False is scheme='none' here: pass that instead")
-        self._check(check_float, "rotary_base", above=1)
-        if self.scheme == "rotary" and (self.embed_dim // self.n_heads) % 2:
-            raise ValueError(
-                f"a rotary head's width embed_dim / n_heads must be even (it rotates pairs), got "
-                f"{self.embed_dim} / {self.n_heads} = {self.embed_dim // self.n_heads}"
-            )
-        dtype = check_float_dtype(self.dtype)
-        if dtype not in (np.float32, np.float64):
-            raise TypeError(
-                f"dtype must be float32 or float64, got {dtype}: in float16 Adam's eps (1e-8) "
-                "and the square of a gradient of 1e-4 round to 0, and training runs to NaN"
-            )
-        self._keep("dtype", dtype.name)
-
-    @classmethod
-    def from_stored(cls, fields: dict[str, Any]) -> GPTConfig:
-        """The config a stored run's header holds (``dataclasses.asdict`` of one), including the
-        runs stored before the fields were named as the rest of the package names them
-        (``n_layer`` and ``n_head``, now ``n_layers`` and ``n_heads``)."""
-        renamed = {_STORED_NAMES.get(name, name): value for name, value in fields.items()}
-        return cls(**renamed)
-
-    def parameter_shapes(self) -> dict[str, tuple[int, ...]]:
-        """The shape of each array of the model this config makes, keyed and ordered as
-        :meth:`GPT.parameters` (``V``, ``L``, ``D``, ``N`` the config's vocab_size, seq_len,
-        embed_dim and n_layers): what :func:`~gptembed.gpt_runs.load` checks a file's arrays
-        against before it makes the model."""
-        vocab, rows, dim, layers = self.vocab_size, self.seq_len, self.embed_dim, self.n_layers
-        return {
-            "token_embeddings": (vocab, dim),
-            "position_embeddings": (rows, dim),
-            **{name: (layers, dim) for name in ("ln1_gain", "ln1_bias")},
-            "w_attn": (layers, dim, 3 * dim),
-            "b_attn": (layers, 3 * dim),
-            "w_attn_proj": (layers, dim, dim),
-            **{name: (layers, dim) for name in ("b_attn_proj", "ln2_gain", "ln2_bias")},
-            "w_fc": (layers, dim, 4 * dim),
-            "b_fc": (layers, 4 * dim),
-            "w_mlp_proj": (layers, 4 * dim, dim),
-            "b_mlp_proj": (layers, dim),
-            **{name: (dim,) for name in ("lnf_gain", "lnf_bias")},
-        }
-
-    def check_model(self, model: GPT) -> GPT:
-        """``model``, if this config could have made it: its sizes, head count, scheme, rotary
-        base and dtype are the config's (:func:`train` and :func:`~gptembed.gpt_runs.save`
-        refuse any other: a 4-head rotary model trained under a 2-head ALiBi config, whose
-        arrays have the same shapes, came back trained as the config's).
-
-        Raises:
-            TypeError: ``model`` is not a :class:`GPT`.
-            ValueError: naming each field in which the model differs from the config, and each
-                array of another shape than the config's.
-        """
-        check_type("model", model, GPT)
-        found = {
-            "vocab_size": model.embedding.vocab_size,
-            "seq_len": model.max_seq_len,
-            "n_layers": model.n_layers,
-            "n_heads": model.n_heads,
-            "embed_dim": model.embedding.embed_dim,
-            "dtype": model.embedding.dtype.name,
-            "scheme": model.scheme,
-            "rotary_base": model.rotary_base,
-        }
-        wrong = [
-            f"{name} {value!r} (the config's {getattr(self, name)!r})"
-            for name, value in found.items()
-            if value != getattr(self, name)
-        ]
-        shapes = self.parameter_shapes()
-        wrong += [
-            f"{name} {array.shape} (the config's {shapes[name]})"
-            for name, array in model.parameters().items()
-            if array.shape != shapes[name]
-        ]
-        if wrong:
-            raise ValueError(f"the model does not match its config: {', '.join(wrong)}")
-        return model
-
-    def learning_rate_at(self, step: int) -> float:
-        """The learning rate of step ``step`` (0-based) of ``steps``: warmup, then cosine decay.
-
-        With ``warmup=0`` the first step runs at ``learning_rate``; a step past the last runs at
-        the last step's rate, a tenth of it.
-
-        Raises:
-            TypeError, ValueError: ``step`` is not an integer >= 0.
-        """
-        step = check_int("step", step, minimum=0)
-        if step < self.warmup:
-            return self.learning_rate * (step + 1) / self.warmup
-        span = max(1, self.steps - 1 - self.warmup)
-        progress = min(1.0, (step - self.warmup) / span)
-        low = 0.1 * self.learning_rate
-        return low + 0.5 * (1.0 + math.cos(math.pi * progress)) * (self.learning_rate - low)
 
 
 @dataclass
@@ -242,7 +93,7 @@ class GPT(ArrayModel):
         embedding: :class:`GPTStyleEmbedding`, ``(V, D)`` token and ``(T, D)`` position tables;
             the token table is also the output head.
         n_heads: heads per block.
-        scheme: how position enters (:attr:`GPTConfig.scheme`).
+        scheme: how position enters (:attr:`~gptembed.gpt_config.GPTConfig.scheme`).
         rotary_base: the rotary angles' wavelength scale (used by ``"rotary"`` only).
         ln1_gain, ln1_bias: ``(n_layers, D)``, the LayerNorm before attention.
         w_attn, b_attn: ``(n_layers, D, 3D)`` and ``(n_layers, 3D)``: queries, keys and values,
@@ -335,6 +186,44 @@ def init_model(config: GPTConfig) -> GPT:
         rotary_base=config.rotary_base,
         **arrays,
     )
+
+
+def check_model(model: GPT, config: GPTConfig) -> GPT:
+    """``model``, if ``config`` could have made it: its sizes, head count, scheme, rotary base and
+    dtype are the config's (:func:`train` and :func:`~gptembed.gpt_runs.save` refuse any other: a
+    4-head rotary model trained under a 2-head ALiBi config, whose arrays have the same shapes,
+    came back trained as the config's).
+
+    Raises:
+        TypeError: ``model`` is not a :class:`GPT`.
+        ValueError: naming each field in which the model differs from the config, and each array
+            of another shape than the config's.
+    """
+    check_type("model", model, GPT)
+    found = {
+        "vocab_size": model.embedding.vocab_size,
+        "seq_len": model.max_seq_len,
+        "n_layers": model.n_layers,
+        "n_heads": model.n_heads,
+        "embed_dim": model.embedding.embed_dim,
+        "dtype": model.embedding.dtype.name,
+        "scheme": model.scheme,
+        "rotary_base": model.rotary_base,
+    }
+    wrong = [
+        f"{name} {value!r} (the config's {getattr(config, name)!r})"
+        for name, value in found.items()
+        if value != getattr(config, name)
+    ]
+    shapes = config.parameter_shapes()
+    wrong += [
+        f"{name} {array.shape} (the config's {shapes[name]})"
+        for name, array in model.parameters().items()
+        if array.shape != shapes[name]
+    ]
+    if wrong:
+        raise ValueError(f"the model does not match its config: {', '.join(wrong)}")
+    return model
 
 
 def _position_table(scheme: Scheme, learned: Floats) -> Floats:
@@ -752,9 +641,10 @@ def train(
 
     Each step draws ``batch_size`` windows of ``seq_len + 1`` ids at uniform random offsets
     (:func:`~gptembed.corpus.random_passages`), so position 0 is rarely the start of a document.
-    The learning rate follows :meth:`GPTConfig.learning_rate_at`. Training starts from a copy of
-    ``model`` if one is given (left as it was: chapter 9 fine-tunes a grown model this way), else
-    from :func:`init_model` of ``config``; :func:`~gptembed.optim.run_training` runs it.
+    The learning rate follows :meth:`~gptembed.gpt_config.GPTConfig.learning_rate_at`.
+    Training starts from a copy of ``model`` if one is given (left as it was: chapter 9
+    fine-tunes a grown model this way), else from :func:`init_model` of ``config``;
+    :func:`~gptembed.optim.run_training` runs it.
     ``after_step(steps_done, model)`` is called after every update (``tools/train_lm.py`` logs
     held-out losses with it).
 
@@ -767,13 +657,13 @@ def train(
     Raises:
         TypeError: ``model`` is not a :class:`GPT`, or the stream does not hold integers.
         ValueError: an id of the stream outside ``[0, vocab_size)``; a ``model`` that ``config``
-            did not make (:meth:`GPTConfig.check_model`: ``seq_len`` position rows, the heads,
+            did not make (:func:`check_model`: ``seq_len`` position rows, the heads,
             the scheme, the dtype...); or a step's attention weights would not fit in the
             machine's memory.
         FloatingPointError: a step's loss is not finite (NaN or inf): training stops there.
     """
     if model is not None:
-        config.check_model(model)
+        check_model(model, config)
     ids = check_integer_array("stream", stream, config.vocab_size)
     check_in_range("stream id", ids, config.vocab_size, "ids")
     itemsize = np.dtype(config.dtype).itemsize

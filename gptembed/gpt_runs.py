@@ -18,7 +18,8 @@ from numpy.typing import DTypeLike, NDArray
 
 from ._checks import check_float_dtype
 from ._npz import READ_ERRORS, array_header, open_stored, read_stored, save_npz
-from .gpt import GPT, GPTConfig, init_model
+from .gpt import GPT, check_model, init_model
+from .gpt_config import GPTConfig
 from .positions import SCHEMES, Scheme
 
 
@@ -60,11 +61,11 @@ def save(
 
     Raises:
         ValueError: as :func:`~gptembed._npz.npz_path`; or a model that ``run.config`` did
-            not make (:meth:`~gptembed.gpt.GPTConfig.check_model`: a grown position table,
+            not make (:func:`~gptembed.gpt.check_model`: a grown position table,
             another head count, scheme or dtype...), which :func:`load` could not rebuild.
         TypeError: ``run.model`` is not a :class:`GPT`, or ``weights_dtype`` is not floating.
     """
-    model = run.config.check_model(run.model)
+    model = check_model(run.model, run.config)
     stored = model.embedding.dtype if weights_dtype is None else check_float_dtype(weights_dtype)
     header = {"config": asdict(run.config), "info": run.info}
     arrays: dict[str, Any] = {

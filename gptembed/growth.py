@@ -21,7 +21,8 @@ from numpy.typing import ArrayLike, NDArray
 from ._checks import as_real_array, check_int, check_integer_array, check_type
 from ._npz import check_stored, read_stored, save_npz
 from .embedding import EXTENSIONS, Extension
-from .gpt import GPT, GPTConfig, at_length, token_losses
+from .gpt import GPT, at_length, token_losses
+from .gpt_config import GPTConfig
 
 GROWN_LEN = 256
 """Rows of the grown table: twice the stored model's 128."""

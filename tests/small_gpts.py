@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from gptembed.gpt import GPT, GPTConfig, init_model
+from gptembed.gpt import GPT, init_model
+from gptembed.gpt_config import GPTConfig
 
 TINY = GPTConfig(
     vocab_size=7, seq_len=5, n_layers=2, n_heads=2, embed_dim=8, dtype="float64", seed=3

@@ -1,10 +1,9 @@
 """The small GPT: every gradient against finite differences, causality, the tied head, windows
-and sinks, the learning-rate schedule, determinism, and every input handled."""
+and sinks, determinism, and every input handled."""
 
 from __future__ import annotations
 
 import dataclasses
-import itertools
 import math
 import tracemalloc
 from typing import Any
@@ -16,7 +15,6 @@ from gptembed import _transformer, embedding, gpt
 from gptembed._lookup import checked_lookup
 from gptembed.corpus import random_passages, train_stream
 from gptembed.gpt import (
-    GPTConfig,
     at_length,
     evaluate,
     forward,
@@ -26,6 +24,7 @@ from gptembed.gpt import (
     token_losses,
     train,
 )
+from gptembed.gpt_config import GPTConfig
 from gptembed.optim import IGNORE, cross_entropy, losses_of_logits
 from gptembed.positions import SCHEMES, sinusoidal_table
 from tests.gradcheck import numerical_grad
@@ -222,25 +221,6 @@ def test_start_pos_moves_the_rows_read() -> None:
         forward(model, inputs[0])
 
 
-def test_the_schedule_warms_up_then_decays_to_a_tenth() -> None:
-    config = GPTConfig(steps=1000, warmup=100, learning_rate=1e-3)
-    rates = [config.learning_rate_at(step) for step in range(1000)]
-    assert rates[0] == pytest.approx(1e-5) and rates[99] == pytest.approx(1e-3)
-    assert rates[100] == pytest.approx(1e-3)
-    assert rates[-1] == pytest.approx(1e-4)
-    assert all(a >= b for a, b in itertools.pairwise(rates[100:]))
-    assert GPTConfig(steps=10, warmup=0).learning_rate_at(0) == pytest.approx(3e-3)
-
-
-def test_config_refuses_bad_values() -> None:
-    with pytest.raises(ValueError, match="embed_dim must be a multiple of n_heads"):
-        GPTConfig(embed_dim=10, n_heads=4)
-    with pytest.raises(TypeError, match="n_layers must be an integer"):
-        GPTConfig(n_layers=1.5)  # type: ignore[arg-type]
-    with pytest.raises(TypeError, match="floating dtype"):
-        GPTConfig(dtype="int32")
-
-
 def test_training_is_deterministic_and_learns() -> None:
     config = dataclasses.replace(ONE_BLOCK, steps=60, warmup=5, learning_rate=0.03)
     stream = np.tile(np.arange(7), 40)  # 0 1 2 ... 6 0 1 ...: the next id is the id plus one
@@ -342,26 +322,10 @@ def test_training_continues_from_a_given_model_even_one_with_a_grown_table() -> 
         train(longer, stream, first)
 
 
-def test_float16_is_refused_before_it_trains_to_nan() -> None:
-    with pytest.raises(TypeError, match="dtype must be float32 or float64, got float16"):
-        GPTConfig(dtype="float16")
-
-
 def test_evaluate_refuses_zero_windows() -> None:
     model = init_model(ONE_BLOCK)
     with pytest.raises(ValueError, match=r"evaluate needs at least one window, got shape \(0, 8\)"):
         evaluate(model, np.zeros((0, 8), int), np.zeros((0, 8), int))
-
-
-def test_the_schedule_refuses_a_step_before_the_first() -> None:
-    with pytest.raises(ValueError, match="step must be an integer >= 0, got -5"):
-        GPTConfig(warmup=10).learning_rate_at(-5)
-    with pytest.raises(ValueError, match="step must be an integer >= 0, got -1"):
-        GPTConfig(warmup=0).learning_rate_at(-1)  # was a division by warmup = 0
-    with pytest.raises(TypeError, match="step must be an integer"):
-        GPTConfig().learning_rate_at(1.5)  # type: ignore[arg-type]
-    no_warmup = GPTConfig(steps=3, warmup=0, learning_rate=1e-3)
-    assert [no_warmup.learning_rate_at(s) for s in range(3)] == pytest.approx([1e-3, 5.5e-4, 1e-4])
 
 
 def test_forward_refuses_sequences_of_no_ids() -> None:
@@ -531,10 +495,3 @@ def test_lengths_too_large_for_memory_are_refused_by_name() -> None:
         logits(long, ids)
     with pytest.raises(ValueError, match=r"attention weights, batch 1 x n_heads 2 x n_layers 1"):
         forward(long, ids)
-
-
-def test_the_config_names_the_shapes_init_model_makes() -> None:
-    """load checks a file against parameter_shapes before it makes the model: the two agree."""
-    for config in (TINY, ONE_BLOCK, GPTConfig(n_layers=3, embed_dim=24, n_heads=3)):
-        made = {name: array.shape for name, array in init_model(config).parameters().items()}
-        assert list(made.items()) == list(config.parameter_shapes().items())

@@ -18,7 +18,8 @@ import pytest
 from gptembed import gpt_runs
 from gptembed._npz import npz_path
 from gptembed.corpus import held_out_stream, random_passages, train_stream
-from gptembed.gpt import GPT, GPTConfig, evaluate, init_model, train
+from gptembed.gpt import GPT, evaluate, init_model, train
+from gptembed.gpt_config import GPTConfig
 from gptembed.gpt_runs import StoredRun, load, save, stored_run, stored_scheme_run
 from gptembed.positions import SCHEMES
 from tests.small_gpts import ONE_BLOCK

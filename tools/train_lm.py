@@ -36,7 +36,8 @@ from pathlib import Path
 import numpy as np
 
 from gptembed.corpus import held_out_stream, random_passages, train_stream
-from gptembed.gpt import GPT, GPTConfig, evaluate, train
+from gptembed.gpt import GPT, evaluate, train
+from gptembed.gpt_config import GPTConfig
 from gptembed.gpt_runs import StoredRun, save
 from gptembed.positions import SCHEMES
 

@@ -1,0 +1,132 @@
+"""The small GPT's config: its sizes, how position enters, its dtype, its learning-rate schedule.
+
+A :class:`GPTConfig` is what :func:`gptembed.gpt.init_model` makes a model from and
+:func:`gptembed.gpt.train` trains it with; it names the shape of each array the model holds
+(:meth:`GPTConfig.parameter_shapes`, which :func:`gptembed.gpt_runs.load` checks a file against
+before it makes the model), and reads back the config a stored run's header holds. The model
+itself is :mod:`gptembed.gpt`.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ._checks import check_float, check_float_dtype, check_int
+from .corpus import VOCAB_SIZE
+from .optim import RunConfig
+from .positions import SCHEMES, Scheme
+
+_STORED_NAMES = {"n_layer": "n_layers", "n_head": "n_heads"}
+"""Field names of runs stored before the package's one vocabulary, and their names now."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class GPTConfig(RunConfig):
+    """A GPT run: the sizes, plus :class:`~gptembed.optim.RunConfig`'s schedule.
+
+    Attributes:
+        vocab_size: ``V``, rows of the token table (by default the corpus's characters).
+        seq_len: ``T``, the context length and the rows of the position table.
+        n_layers: blocks.
+        n_heads: heads per block; ``embed_dim`` must be a multiple of it.
+        embed_dim: ``D``, the width of the residual stream and of both tables.
+        dtype: the dtype of every array, ``"float32"`` or ``"float64"``. float16 is refused: in
+            it Adam's ``eps`` (1e-8) and the square of a gradient of 1e-4 round to 0, so a step
+            divides by zero and training runs to inf and NaN (:class:`~gptembed.optim.Adam`
+            refuses float16 arrays too); train in float32 and cast the result.
+        scheme: how position enters, one of :data:`~gptembed.positions.SCHEMES` (see
+            :mod:`gptembed.gpt`); ``"none"`` stands for :class:`~gptembed.optim.RunConfig`'s
+            ``use_positions=False``, which is refused.
+        rotary_base: the wavelength scale of the rotary angles (10,000, as in RoPE).
+        warmup: steps over which the learning rate rises linearly from ``learning_rate / warmup``
+            to ``learning_rate``; it then decays along a half cosine to a tenth of it by the
+            last step, as nanoGPT's ``get_lr`` does.
+    """
+
+    vocab_size: int = VOCAB_SIZE
+    seq_len: int = 128
+    n_layers: int = 2
+    n_heads: int = 4
+    embed_dim: int = 64
+    dtype: str = "float32"
+    scheme: Scheme = "learned"
+    rotary_base: float = 10000.0
+    learning_rate: float = 3e-3
+    warmup: int = 100
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        self._check(check_int, "vocab_size", "seq_len", "n_layers", "n_heads", "embed_dim")
+        self._check(check_int, "warmup", minimum=0)
+        if self.embed_dim % self.n_heads:
+            raise ValueError(
+                f"embed_dim must be a multiple of n_heads, got embed_dim {self.embed_dim} "
+                f"and n_heads {self.n_heads}"
+            )
+        if self.scheme not in SCHEMES:
+            raise ValueError(f"scheme must be one of {SCHEMES}, got {self.scheme!r}")
+        if not self.use_positions:
+            raise ValueError("use_positions=False is scheme='none' here: pass that instead")
+        self._check(check_float, "rotary_base", above=1)
+        if self.scheme == "rotary" and (self.embed_dim // self.n_heads) % 2:
+            raise ValueError(
+                f"a rotary head's width embed_dim / n_heads must be even (it rotates pairs), got "
+                f"{self.embed_dim} / {self.n_heads} = {self.embed_dim // self.n_heads}"
+            )
+        dtype = check_float_dtype(self.dtype)
+        if dtype not in (np.float32, np.float64):
+            raise TypeError(
+                f"dtype must be float32 or float64, got {dtype}: in float16 Adam's eps (1e-8) "
+                "and the square of a gradient of 1e-4 round to 0, and training runs to NaN"
+            )
+        self._keep("dtype", dtype.name)
+
+    @classmethod
+    def from_stored(cls, fields: dict[str, Any]) -> GPTConfig:
+        """The config a stored run's header holds (``dataclasses.asdict`` of one), including the
+        runs stored before the fields were named as the rest of the package names them
+        (``n_layer`` and ``n_head``, now ``n_layers`` and ``n_heads``)."""
+        renamed = {_STORED_NAMES.get(name, name): value for name, value in fields.items()}
+        return cls(**renamed)
+
+    def parameter_shapes(self) -> dict[str, tuple[int, ...]]:
+        """The shape of each array of the model this config makes, keyed and ordered as
+        :meth:`~gptembed.gpt.GPT.parameters` (``V``, ``L``, ``D``, ``N`` the config's
+        vocab_size, seq_len, embed_dim and n_layers): what :func:`~gptembed.gpt_runs.load`
+        checks a file's arrays against before it makes the model."""
+        vocab, rows, dim, layers = self.vocab_size, self.seq_len, self.embed_dim, self.n_layers
+        return {
+            "token_embeddings": (vocab, dim),
+            "position_embeddings": (rows, dim),
+            **{name: (layers, dim) for name in ("ln1_gain", "ln1_bias")},
+            "w_attn": (layers, dim, 3 * dim),
+            "b_attn": (layers, 3 * dim),
+            "w_attn_proj": (layers, dim, dim),
+            **{name: (layers, dim) for name in ("b_attn_proj", "ln2_gain", "ln2_bias")},
+            "w_fc": (layers, dim, 4 * dim),
+            "b_fc": (layers, 4 * dim),
+            "w_mlp_proj": (layers, 4 * dim, dim),
+            "b_mlp_proj": (layers, dim),
+            **{name: (dim,) for name in ("lnf_gain", "lnf_bias")},
+        }
+
+    def learning_rate_at(self, step: int) -> float:
+        """The learning rate of step ``step`` (0-based) of ``steps``: warmup, then cosine decay.
+
+        With ``warmup=0`` the first step runs at ``learning_rate``; a step past the last runs at
+        the last step's rate, a tenth of it.
+
+        Raises:
+            TypeError, ValueError: ``step`` is not an integer >= 0.
+        """
+        step = check_int("step", step, minimum=0)
+        if step < self.warmup:
+            return self.learning_rate * (step + 1) / self.warmup
+        span = max(1, self.steps - 1 - self.warmup)
+        progress = min(1.0, (step - self.warmup) / span)
+        low = 0.1 * self.learning_rate
+        return low + 0.5 * (1.0 + math.cos(math.pi * progress)) * (self.learning_rate - low)

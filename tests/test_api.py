@@ -135,6 +135,19 @@ def test_no_module_imports_another_modules_private_name() -> None:
     assert not found, found
 
 
+MAX_MODULE_LINES = 800
+"""Issue 36: a module longer than this holds more than one idea a reader can name."""
+
+
+def test_no_module_is_longer_than_a_reader_holds() -> None:
+    lengths = {
+        path.name: len(path.read_text(encoding="utf-8").splitlines())
+        for path in sorted(Path(gptembed.__file__).parent.glob("*.py"))
+    }
+    long = {name: n for name, n in lengths.items() if n > MAX_MODULE_LINES}
+    assert not long, f"modules over {MAX_MODULE_LINES} lines: {long}"
+
+
 def test_contributings_layer_picture_matches_the_imports() -> None:
     """CONTRIBUTING.md's map puts every module in a layer; each imports only from layers below."""
     text = (Path(gptembed.__file__).parent.parent / "CONTRIBUTING.md").read_text(encoding="utf-8")

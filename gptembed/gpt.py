@@ -498,10 +498,10 @@ def _forward(
 
 EVAL_TOKENS = 512
 """How many positions :func:`logits` and :func:`token_losses` send through the model at once: a
-batch of windows goes through in chunks of ``max(1, EVAL_TOKENS // T)`` windows, whose score and
+batch of passages goes through in chunks of ``max(1, EVAL_TOKENS // T)`` passages, whose score and
 MLP arrays stay small enough for the CPU's caches. The logits are the same (to the last bit or
-so: BLAS may order a product's sums by its number of rows), and chapter 9's 256 windows of 128
-take 0.4 of the time they take in one piece, chapter 10's 16 windows of 512 0.6
+so: BLAS may order a product's sums by its number of rows), and chapter 9's 256 passages of 128
+take 0.4 of the time they take in one piece, chapter 10's 16 passages of 512 0.6
 (``benchmarks/bench_eval.py``)."""
 
 
@@ -518,7 +518,7 @@ def _chunked_logits(
             window,
             keep=False,
         ).logits
-        for start in range(0, max(len(ids), 1), per)  # one (empty) chunk for no windows
+        for start in range(0, max(len(ids), 1), per)  # one (empty) chunk for no passages
     ]
     return chunks[0] if len(chunks) == 1 else np.concatenate(chunks)
 
@@ -533,7 +533,7 @@ def logits(
     sinks: int = 0,
 ) -> Floats:
     """Next-token logits ``(B, T, V)`` of ids ``(B, T)``; the arguments and errors are
-    :func:`forward`'s. Without the trace that :func:`forward` keeps, the windows go through a
+    :func:`forward`'s. Without the trace that :func:`forward` keeps, the passages go through a
     few at a time (:data:`EVAL_TOKENS`)."""
     kept = Window.of(window, sinks, model.scheme, start_pos, position_ids)
     ids, positions = _checked_ids(model, token_ids, start_pos, position_ids)
@@ -618,13 +618,13 @@ def evaluate(
     as every model's ``evaluate`` returns them; no update.
 
     Raises:
-        ValueError: no windows (``(0, T)`` inputs: a mean over no predictions is undefined); and
+        ValueError: no passages (``(0, T)`` inputs: a mean over no predictions is undefined); and
             as :func:`forward` and :func:`~gptembed.optim.cross_entropy`.
     """
     z = logits(model, inputs, start_pos, position_ids=position_ids)  # (B, T, V)
     if z.shape[0] == 0:
         raise ValueError(
-            f"evaluate needs at least one window, got shape {z.shape[:-1]}: a mean over no "
+            f"evaluate needs at least one passage, got shape {z.shape[:-1]}: a mean over no "
             "predictions is undefined"
         )
     return Evaluation.of(z, targets)
@@ -637,9 +637,9 @@ def train(
     *,
     after_step: Callable[[int, GPT], None] | None = None,
 ) -> TrainResult[GPT, GPTConfig]:
-    """Train a :class:`GPT` with Adam on windows cut at random offsets of ``stream``.
+    """Train a :class:`GPT` with Adam on passages cut at random offsets of ``stream``.
 
-    Each step draws ``batch_size`` windows of ``seq_len + 1`` ids at uniform random offsets
+    Each step draws ``batch_size`` passages of ``seq_len + 1`` ids at uniform random offsets
     (:func:`~gptembed.corpus.random_passages`), so position 0 is rarely the start of a document.
     The learning rate follows :meth:`~gptembed.gpt_config.GPTConfig.learning_rate_at`.
     Training starts from a copy of ``model`` if one is given (left as it was: chapter 9
@@ -652,7 +652,7 @@ def train(
     the same machine.
 
     The whole stream is checked once, before the first step: an id outside ``[0, vocab_size)``
-    anywhere in it is refused, not found when a window first holds it.
+    anywhere in it is refused, not found when a passage first holds it.
 
     Raises:
         TypeError: ``model`` is not a :class:`GPT`, or the stream does not hold integers.

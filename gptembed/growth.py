@@ -31,7 +31,7 @@ GROWN_LEN = 256
 def fine_tune_config(config: GPTConfig) -> GPTConfig:
     """The stored run's config made a fine-tuning run at :data:`GROWN_LEN`.
 
-    Batches of 16 windows of 256 characters (the 4,096 characters a step of the original run's
+    Batches of 16 passages of 256 characters (the 4,096 characters a step of the original run's
     32 x 128), 400 steps of Adam at a peak rate of 3e-4, a tenth of the original's, after 20 steps
     of warmup (Chen et al. 2023 warm up for 20 steps too), then the half-cosine decay of
     :meth:`GPTConfig.learning_rate_at`.
@@ -52,12 +52,12 @@ def old_and_new(
     model: GPT, inputs: ArrayLike, targets: ArrayLike, trained_len: int
 ) -> tuple[float, float]:
     """Mean held-out loss (nats) at the trained positions ``[0, trained_len)`` and at the new
-    ones ``[trained_len, T)`` of ``(B, T)`` windows."""
+    ones ``[trained_len, T)`` of ``(B, T)`` passages."""
     trained_len = check_int("trained_len", trained_len)
     losses = token_losses(model, inputs, targets)  # (B, T)
     if not trained_len < losses.shape[1]:
         raise ValueError(
-            f"trained_len must be below the windows' length {losses.shape[1]}, got {trained_len}"
+            f"trained_len must be below the passages' length {losses.shape[1]}, got {trained_len}"
         )
     return float(losses[:, :trained_len].mean()), float(losses[:, trained_len:].mean())
 

@@ -324,7 +324,9 @@ def test_training_continues_from_a_given_model_even_one_with_a_grown_table() -> 
 
 def test_evaluate_refuses_zero_windows() -> None:
     model = init_model(ONE_BLOCK)
-    with pytest.raises(ValueError, match=r"evaluate needs at least one window, got shape \(0, 8\)"):
+    with pytest.raises(
+        ValueError, match=r"evaluate needs at least one passage, got shape \(0, 8\)"
+    ):
         evaluate(model, np.zeros((0, 8), int), np.zeros((0, 8), int))
 
 

@@ -78,7 +78,7 @@ def test_old_and_new_split_at_the_trained_length() -> None:
     assert old == pytest.approx(losses[:, :100].mean()) and new == pytest.approx(
         losses[:, 100:].mean()
     )
-    with pytest.raises(ValueError, match=r"trained_len must be below the windows' length 128"):
+    with pytest.raises(ValueError, match=r"trained_len must be below the passages' length 128"):
         old_and_new(model, inputs, targets, 128)
     with pytest.raises(ValueError, match=r"trained_len must be an integer >= 1, got 0"):
         old_and_new(model, inputs, targets, 0)

@@ -136,13 +136,16 @@ def attention_by_lag(probs: ArrayLike, max_lag: int) -> NDArray[np.float64]:
         queries ``i >= lag``.
 
     Raises:
-        ValueError: ``probs`` is not ``(..., T, T)``, or ``max_lag`` is not in ``[0, T - 1]``.
+        ValueError: ``probs`` is not ``(..., T, T)`` with ``T >= 1``, or ``max_lag`` is not in
+            ``[0, T - 1]``.
     """
     weights = np.asarray(probs, dtype=np.float64)
     if weights.ndim < 2 or weights.shape[-1] != weights.shape[-2]:
         raise ValueError(f"probs must have shape (..., T, T), got {weights.shape}")
     seq_len = weights.shape[-1]
     max_lag = check_int("max_lag", max_lag, minimum=0)
+    if seq_len == 0:
+        raise ValueError(f"probs of shape {weights.shape} hold no position: no lag to average")
     if max_lag >= seq_len:
         raise ValueError(f"max_lag must be in [0, {seq_len - 1}], got {max_lag}")
     return np.stack([d.mean(axis=-1) for d in _lag_diagonals(weights, max_lag + 1)], axis=-1)

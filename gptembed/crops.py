@@ -87,7 +87,7 @@ def crop_losses(
         ValueError: ``inputs`` and ``targets`` are not ``(B, N)`` of one shape; a position of
             ``at`` outside ``[keep - 1, N)``; a target outside ``[0, V)``.
         TypeError: ``next_logits`` is not callable, or the ids or positions not integers.
-        TypeError, ValueError: ``keep`` is not a positive integer.
+        TypeError, ValueError: ``keep`` is not a positive integer, or longer than ``N``.
     """
     if not callable(next_logits):
         raise TypeError(f"next_logits must be a callable taking ids (B, t), got {next_logits!r}")
@@ -97,6 +97,8 @@ def crop_losses(
     keep = check_int("keep", keep)
     ends = check_integer_array("at", at, None).reshape(-1)
     n_steps = ids.shape[1]
+    if keep > n_steps:
+        raise ValueError(f"keep must be at most the {n_steps} ids of each row, got {keep}")
     if ends.size and (ends.min() < keep - 1 or ends.max() >= n_steps):
         raise ValueError(
             f"at must hold positions in [{keep - 1}, {n_steps}) (a full crop of {keep} ids "

@@ -33,3 +33,6 @@ def test_attention_by_lag_reads_the_diagonals() -> None:
         attention_by_lag(probs, 4)
     with pytest.raises(ValueError, match=r"\(\.\.\., T, T\)"):
         attention_by_lag(np.zeros((3, 4)), 1)
+    # no positions: said so, not "max_lag must be in [0, -1]"
+    with pytest.raises(ValueError, match=r"hold no position: no lag to average"):
+        attention_by_lag(np.zeros((2, 0, 0)), 0)

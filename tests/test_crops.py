@@ -84,3 +84,6 @@ def test_crop_losses_score_each_position_from_its_last_ids_alone() -> None:
             crop_losses(next_logits, inputs, targets, keep=3, at=at)
     with pytest.raises(TypeError, match="at must be integers"):
         crop_losses(next_logits, inputs, targets, keep=3, at=[2.0])
+    # a crop longer than the rows is named as such, not as an empty range of positions
+    with pytest.raises(ValueError, match=r"keep must be at most the 9 ids of each row, got 10"):
+        crop_losses(next_logits, inputs, targets, keep=10, at=[8])

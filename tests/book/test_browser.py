@@ -179,7 +179,7 @@ def _visit(page: Page, visit: Visit, docname: str) -> None:
     )
     visit.step("code width", lambda: page.evaluate(CODE_WIDTH_JS))
     visit.step("math width", lambda: page.evaluate(MATH_WIDTH_JS))
-    visit.step("axe light", lambda: axe_violations(page, visit))
+    visit.step("axe light", lambda: axe_violations(page))
     visit.step("screenshot light", lambda: _screenshot(page, docname, "light"))
     visit.step("dark theme", lambda: switch_to_dark(page))
     dark = "dark theme"
@@ -191,7 +191,7 @@ def _visit(page: Page, visit: Visit, docname: str) -> None:
     visit.step(
         "dark corners", lambda: page.eval_on_selector_all(".bd-article img", CORNER_ALPHA_JS), dark
     )
-    visit.step("axe dark", lambda: axe_violations(page, visit), after=dark)
+    visit.step("axe dark", lambda: axe_violations(page), after=dark)
     visit.step("screenshot dark", lambda: _screenshot(page, docname, "dark"), after=dark)
     visit.step("phone width", lambda: _at_a_phones_width(page))
 

@@ -137,6 +137,20 @@ def test_stylesheets_load_only_local_files() -> None:
     assert not bad, "stylesheets load remote or missing files:\n" + "\n".join(bad)
 
 
+def test_no_stylesheet_locks_the_orientation() -> None:
+    """No CSS of the site asks for an orientation (`@media (orientation: ...)`): what axe's
+    css-orientation-lock rule judges, which the browser tests' axe scans leave out (they run
+    without axe's stylesheet preload: tests/browsing.py says why)."""
+    sheets = sorted((BUILD / "_static").rglob("*.css"))
+    assert sheets
+    found = [
+        str(sheet.relative_to(BUILD))
+        for sheet in sheets
+        if re.search(r"orientation\s*:", sheet.read_text(encoding="utf8", errors="replace"))
+    ]
+    assert not found, f"stylesheets that query the orientation: {found}"
+
+
 @pytest.mark.parametrize("docname", PAGES)
 def test_math_uses_the_local_mathjax(docname: str) -> None:
     """A page with math loads MathJax from `_static/mathjax`, which the build contains."""

@@ -675,3 +675,65 @@ def plot_attention_by_lag(weights: Mapping[str, ArrayLike], *, ax: Axes | None =
     ax.set_xlabel("lag: how many places back the key is (0: the query's own position)")
     fig.colorbar(image, ax=ax, label="mean attention weight")
     return fig
+
+
+_RAMP_PANEL_SIZE = (3.5, 3.2)
+"""Width and height in inches of each of :func:`plot_ramp_to_recency`'s two panels."""
+
+
+def plot_ramp_to_recency(
+    scores: ArrayLike,
+    weights: ArrayLike,
+    *,
+    max_distance: int | None = None,
+    axes: Sequence[Axes] | None = None,
+) -> Figure:
+    """One query's scores against key position (left) and its weights against distance (right).
+
+    How softmax turns a score that rises with the key's position ``j`` (a ramp) into weights that
+    fall with the distance ``i - j``: the query is ``i = len(scores) - 1``, and it sees the keys
+    ``j = 0 .. i``.
+
+    Args:
+        scores: ``(i + 1,)`` the query's scores of keys ``0 .. i`` (or one term of them).
+        weights: ``(i + 1,)`` the weights the query gives those keys (the softmax of ``scores``),
+            key ``j`` at index ``j``.
+        max_distance: the largest distance the right panel shows; by default ``i``, every key.
+        axes: two axes to draw on; by default a new figure of two :data:`_RAMP_PANEL_SIZE` panels
+            side by side.
+
+    Raises:
+        ValueError: ``scores`` and ``weights`` are not 1-D of one length >= 1, hold a NaN or inf,
+            ``max_distance`` is not in ``[1, i]``, or ``axes`` does not hold 2 axes.
+        TypeError: ``max_distance`` is not an integer.
+    """
+    row = np.asarray(scores, dtype=float)
+    shares = np.asarray(weights, dtype=float)
+    if row.ndim != 1 or row.shape != shares.shape or len(row) < 2:
+        raise ValueError(
+            "scores and weights must be (i + 1,) arrays of one length >= 2 (a query and at least "
+            f"two keys), got shapes {row.shape} and {shares.shape}"
+        )
+    for name, values in (("scores", row), ("weights", shares)):
+        if not np.isfinite(values).all():
+            first = int(np.argmin(np.isfinite(values)))
+            raise ValueError(
+                f"{name} must be finite to draw, got {values[first]} at key {first}: a key a "
+                "query may not see has no score here, leave it out"
+            )
+    query = len(row) - 1
+    shown = query if max_distance is None else check_int("max_distance", max_distance)
+    if shown > query:
+        raise ValueError(f"max_distance must be in [1, {query}] (the query's keys), got {shown}")
+    fig, (left, right) = figure_and_panels(2, _RAMP_PANEL_SIZE, axes=axes)
+    left.plot(np.arange(query + 1), row, color=PALETTE["blue"], lw=1.8)
+    left.set_xlabel(f"key position j (query i = {query})")
+    left.set_ylabel("score")
+    distances = np.arange(shown + 1)
+    right.plot(distances, shares[::-1][: shown + 1], color=PALETTE["vermillion"], marker="o", ms=4)
+    right.set_ylim(bottom=0.0)
+    right.set_xlabel("distance i - j: how far back the key is")
+    right.set_ylabel("softmax weight")
+    for ax in (left, right):
+        ax.grid(True, alpha=0.3)
+    return fig

@@ -32,6 +32,7 @@ from gptembed.plotting import (
     _LINE_DASHES,
     _LINE_MARKERS,
     _PCA_PANEL_SIZE,
+    _RAMP_PANEL_SIZE,
     _SIMILARITY_PANEL_SIZE,
     _series_styles,
     plot_attention_by_lag,
@@ -41,6 +42,7 @@ from gptembed.plotting import (
     plot_loss_curves,
     plot_position_similarity,
     plot_principal_components,
+    plot_ramp_to_recency,
     plot_score_terms,
     plot_score_terms_by_lag,
     plot_similarity_by_lag,
@@ -497,11 +499,57 @@ def test_principal_components_draw_each_component_in_its_own_style() -> None:
     assert len({(line.get_color(), str(line.get_linestyle())) for line in lines}) == 6
 
 
+def test_ramp_to_recency_draws_the_scores_by_key_and_the_weights_by_distance() -> None:
+    scores = np.array([0.0, 1.0, 3.0, 4.0])  # a ramp: query i = 3 sees keys 0 .. 3
+    weights = _softmax(scores)
+    fig = plot_ramp_to_recency(scores, weights, max_distance=2)
+    assert_fixed_opaque(fig, (2 * _RAMP_PANEL_SIZE[0], _RAMP_PANEL_SIZE[1]))
+    left, right = fig.axes
+    (ramp,) = left.get_lines()
+    np.testing.assert_array_equal(ramp.get_xdata(), [0, 1, 2, 3])
+    np.testing.assert_array_equal(ramp.get_ydata(), scores)
+    assert "i = 3" in left.get_xlabel()
+    (by_distance,) = right.get_lines()
+    np.testing.assert_array_equal(by_distance.get_xdata(), [0, 1, 2])
+    np.testing.assert_allclose(by_distance.get_ydata(), weights[[3, 2, 1]])  # distance 3 - j
+    assert right.get_ylim()[0] == 0.0
+    given = new_figure(ncols=2)
+    assert plot_ramp_to_recency(scores, weights, axes=given[1]) is given[0]
+    assert len(given[1][1].get_lines()[0].get_xdata()) == 4, "every key by default"
+
+
+@pytest.mark.parametrize(
+    ("scores", "weights", "kwargs", "error", "message"),
+    [
+        ([0.0, 1.0], [0.5], {}, ValueError, "one length >= 2"),
+        ([1.0], [1.0], {}, ValueError, "one length >= 2"),
+        ([[0.0, 1.0]], [[0.5, 0.5]], {}, ValueError, "one length >= 2"),
+        ([0.0, np.nan], [0.5, 0.5], {}, ValueError, "scores must be finite.*nan at key 1"),
+        ([0.0, 1.0], [0.5, np.inf], {}, ValueError, "weights must be finite"),
+        ([0.0, 1.0, 2.0], [0.2, 0.3, 0.5], {"max_distance": 3}, ValueError, r"\[1, 2\]"),
+        ([0.0, 1.0, 2.0], [0.2, 0.3, 0.5], {"max_distance": 0}, ValueError, ">= 1"),
+        ([0.0, 1.0, 2.0], [0.2, 0.3, 0.5], {"max_distance": 1.5}, TypeError, "integer"),
+    ],
+)
+def test_ramp_to_recency_refuses_bad_input(
+    scores: list, weights: list, kwargs: dict, error: type, message: str
+) -> None:
+    with pytest.raises(error, match=message):
+        plot_ramp_to_recency(scores, weights, **kwargs)
+
+
 def _table(rows: int, dim: int = 16, seed: int = 0) -> np.ndarray:
     return np.random.default_rng(seed).normal(0.0, 0.02, (rows, dim))
 
 
 _RAMP = np.linspace(2.0, 0.5, 64)
+
+
+def _softmax(scores: np.ndarray) -> np.ndarray:
+    weights = np.exp(scores - scores.max())
+    return weights / weights.sum()
+
+
 _DATA_FIGURES = {  # each data plot at about the size a chapter draws it
     "embedding addition": lambda: plot_embedding_addition(
         _table(5, 8), _table(5, 8, 1), row_labels=[f"{t} w{t}" for t in range(5)]
@@ -528,6 +576,7 @@ _DATA_FIGURES = {  # each data plot at about the size a chapter draws it
     "principal components": lambda: plot_principal_components(
         principal_components(sinusoidal_table(32, 16)), n_components=3
     ),
+    "ramp to recency": lambda: plot_ramp_to_recency(_RAMP[::-1], _softmax(_RAMP[::-1])),
     "attention by lag": lambda: plot_attention_by_lag(
         {f"head {h}": np.abs(_table(1, 16, h))[0] for h in range(4)}
     ),

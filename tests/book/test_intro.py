@@ -180,9 +180,9 @@ def test_the_front_door_reads_in_ten_minutes() -> None:
 
 
 def test_the_front_door_shows_the_idea_and_four_results_each_linked_to_its_chapter() -> None:
-    """The concept diagram and four result figures, each drawn by the package in a cell whose
-    code the page hides, each with alt text, and each referred to in the prose just before it,
-    next to a link to a chapter."""
+    """The concept diagram and five figures of the four results (two for the ramp and recency),
+    each drawn by the package in a cell whose code the page hides, each with alt text, and each
+    referred to in the prose just before it, next to a link to a chapter."""
     cells = json.loads(INTRO.read_text(encoding="utf8"))["cells"]
     figures = [
         (i, c["metadata"]["mystnb"])
@@ -190,7 +190,7 @@ def test_the_front_door_shows_the_idea_and_four_results_each_linked_to_its_chapt
         if c["cell_type"] == "code" and "mystnb" in c["metadata"]
     ]
     names = [meta["figure"]["name"] for _, meta in figures]
-    assert len(names) == 5 and names[0] == "fig-intro-sum", names
+    assert len(names) == 6 and names[0] == "fig-intro-sum", names
     for i, meta in figures:
         assert "hide-input" in cells[i]["metadata"].get("tags", []), names
         assert len(meta["image"]["alt"].split()) >= 25, meta["figure"]["name"]

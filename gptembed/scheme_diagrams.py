@@ -374,11 +374,12 @@ def _slope_label(slope: float) -> str:
 def plot_alibi_bias(n_heads: int = 4, seq_len: int = 8, *, ax: Axes | None = None) -> Figure:
     """ALiBi's bias ``-m_h (i - j)`` on the attention scores, a heat map per head.
 
-    One panel per head ``h`` (four a row), query ``i`` down and key ``j`` across, of
+    One panel per head ``h`` (two a row), query ``i`` down and key ``j`` across, of
     :func:`~gptembed.positions.linear_bias` at that head's slope ``m_h`` of
     :func:`~gptembed.positions.alibi_slopes`: 0 on the diagonal, falling by ``m_h`` per
-    position back. Future keys (``j > i``) are grey, as the causal mask hides them. One colour
-    scale, :data:`_BIAS_CMAP` from the steepest head's lowest bias to 0, for every head.
+    position back. Future keys (``j > i``) are grey, as the causal mask hides them. Each head
+    has its own colour scale, :data:`_BIAS_CMAP` from its farthest key's bias to 0, and its own
+    colour bar: on one shared scale the shallow heads' panels would read as blank.
     :func:`describe_alibi_bias` says the same in words.
 
     >>> fig = plot_alibi_bias(4, 6)
@@ -393,7 +394,8 @@ def plot_alibi_bias(n_heads: int = 4, seq_len: int = 8, *, ax: Axes | None = Non
 
     Returns:
         The figure. Each head's image, labelled with its title (``"head 1: m = 1/4"``), is a
-        masked array whose data is ``linear_bias(seq_len, m_h)``, the future keys masked.
+        masked array whose data is ``linear_bias(seq_len, m_h)``, the future keys masked, its
+        colour limits ``(-m_h max(T - 1, 1), 0)``.
 
     Raises:
         TypeError, ValueError: ``n_heads`` or ``seq_len`` not an integer >= 1, or more than a
@@ -401,23 +403,24 @@ def plot_alibi_bias(n_heads: int = 4, seq_len: int = 8, *, ax: Axes | None = Non
     """
     slopes, biases = _alibi_bias(n_heads, seq_len)
     n_heads, seq_len = biases.shape[:2]
-    ncols, nrows = min(n_heads, 4), -(-n_heads // 4)
-    left, gap, right, title_h, below = 0.62, 0.32, 1.05, 0.32, 0.5
-    cell = min(0.3, (DIAGRAM_WIDTH - left - right - (ncols - 1) * gap) / (ncols * seq_len))
+    ncols, nrows = min(n_heads, 2), -(-n_heads // 2)
+    left, gap, bar_gap, bar_w, bar_text, title_h, below = 0.62, 0.3, 0.1, 0.15, 0.8, 0.32, 0.55
+    beside = bar_gap + bar_w + bar_text  # a panel's colour bar and its labels
+    cell = min(0.3, (DIAGRAM_WIDTH - left - (ncols - 1) * gap - ncols * beside) / (ncols * seq_len))
     grid = seq_len * cell
-    pitch_y = title_h + grid + below
-    size = (left + ncols * grid + (ncols - 1) * gap + right, nrows * pitch_y + 0.05)
+    pitch_x, pitch_y = grid + beside + gap, title_h + grid + below
+    size = (left + ncols * (grid + beside) + (ncols - 1) * gap, nrows * pitch_y + 0.05)
     fig, ax = canvas(size, ax)
     future = np.triu(np.ones((seq_len, seq_len), dtype=bool), k=1)
-    limit = float(slopes.max()) * max(seq_len - 1, 1)  # the steepest head's farthest key
-    norm = Normalize(-limit, 0.0)
     step = 1 if cell >= 0.13 else 2  # a tick label per position while they fit
     ticks = range(0, seq_len, step)
     for h, (bias, slope) in enumerate(zip(biases, slopes, strict=True)):
         row, col = divmod(h, ncols)
-        x, y = left + col * (grid + gap), row * pitch_y + title_h
+        x, y = left + col * pitch_x, row * pitch_y + title_h
         ax.add_patch(Rectangle((x, y), grid, grid, color=GREY, lw=0, zorder=-1))  # the future
         title = f"head {h + 1}: m = {_slope_label(float(slope))}"
+        limit = float(slope) * max(seq_len - 1, 1)  # this head's farthest key
+        norm = Normalize(-limit, 0.0)
         cells(
             ax, np.ma.masked_where(future, bias), x, y, (cell, cell), cmap=_BIAS_CMAP, norm=norm,
             label=title,
@@ -430,13 +433,14 @@ def plot_alibi_bias(n_heads: int = 4, seq_len: int = 8, *, ax: Axes | None = Non
         put_text(ax, x + grid / 2, y + grid + 0.25, "key j", ha="center", va="top")
         if col == 0:
             put_text(ax, 0.22, y + grid / 2, "query i", rotation=90, ha="center", va="center")
-    bar = ax.inset_axes(  # beside the first row, as tall as its panels (axes fractions)
-        (1 - (right - 0.2) / size[0], 1 - (title_h + grid) / size[1], 0.15 / size[0],
-         grid / size[1])
-    )  # fmt: skip
-    colorbar = fig.colorbar(ScalarMappable(norm, _BIAS_CMAP), cax=bar)
-    colorbar.set_label(f"bias {MINUS}m (i {MINUS} j)", fontsize=DIAGRAM_FONTSIZE)
-    bar.tick_params(labelsize=DIAGRAM_FONTSIZE)
+        bar = ax.inset_axes(  # beside the panel, as tall as it (axes fractions, y up)
+            ((x + grid + bar_gap) / size[0], 1 - (y + grid) / size[1], bar_w / size[0],
+             grid / size[1])
+        )  # fmt: skip
+        colorbar = fig.colorbar(ScalarMappable(norm, _BIAS_CMAP), cax=bar)
+        colorbar.set_ticks([-limit, -limit / 2, 0.0])
+        colorbar.set_ticklabels([f"{MINUS}{limit:.3g}", f"{MINUS}{limit / 2:.3g}", "0"])
+        bar.tick_params(labelsize=DIAGRAM_FONTSIZE)
     return fig
 
 
@@ -449,14 +453,15 @@ def describe_alibi_bias(n_heads: int = 4, seq_len: int = 8) -> str:
     slopes, biases = _alibi_bias(n_heads, seq_len)
     n_heads, seq_len = biases.shape[:2]
     far = seq_len - 1
-    heads = "one head" if n_heads == 1 else f"one per head, {n_heads} heads"
+    heads = "one head" if n_heads == 1 else f"one per head, {n_heads} heads, two a row"
+    scale = "The panel's colour scale runs" if n_heads == 1 else "Each panel has its own scale,"
     text = (
         f"Heat maps of ALiBi's bias on the attention scores ({heads}) for {seq_len} positions: "
-        "query i "
-        "down, key j across, future keys (j after i) greyed out. The bias is minus the slope m "
-        "times the distance i minus j: 0 on the diagonal, more negative (darker blue) the "
-        f"further back the key. The slope{'s are' if n_heads > 1 else ' is'} "
-        f"{word_list([_slope_label(float(m)) for m in slopes])}"
+        "query i down, key j across, future keys (j after i) greyed out. The bias is minus the "
+        "slope m times the distance i minus j: 0 on the diagonal, more negative (darker blue) "
+        f"the further back the key. {scale} from 0 (white) to the farthest key's bias (darkest "
+        "blue), shown by a colour bar. The slope"
+        f"{'s are' if n_heads > 1 else ' is'} {word_list([_slope_label(float(m)) for m in slopes])}"
     )
     if far == 0:
         return text + "; with one position there is no distance, and the bias is 0."
@@ -466,6 +471,6 @@ def describe_alibi_bias(n_heads: int = 4, seq_len: int = 8) -> str:
         return text + "the head."
     return text + (
         f"the steepest head (head {steep + 1}) but only {MINUS}{slopes[shallow] * far:.3g} "
-        f"from the shallowest (head {shallow + 1}), which stays nearly white and can still look "
-        "far back."
+        f"from the shallowest (head {shallow + 1}), which can still look far back: the panels "
+        "look alike, and their colour bars tell the heads apart."
     )

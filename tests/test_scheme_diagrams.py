@@ -14,7 +14,11 @@ from matplotlib.colors import to_rgba
 from matplotlib.text import Annotation
 
 from gptembed._figures import (
+    DISPLAY_DPI,
+    MIN_TEXT_PX,
+    PAGE_WIDTH_PX,
     new_figure,
+    smallest_text_px,
 )
 from gptembed.positions import (
     alibi_slopes,
@@ -131,11 +135,24 @@ def test_alibi_bias_draws_linear_bias_at_each_heads_slope_with_the_future_masked
         drawn = image.get_array()
         np.testing.assert_array_equal(drawn.data, linear_bias(5, slope))
         np.testing.assert_array_equal(drawn.mask, future)
-        assert image.get_clim() == (-slopes.max() * 4, 0.0)  # one scale: the steepest head's
+        assert image.get_clim() == (-slope * 4, 0.0)  # each head's own scale
     titles = [t.get_text() for t in fig.axes[0].texts if t.get_text().startswith("head")]
     assert titles == [image.get_label() for image in images]
     greys = [p for p in fig.axes[0].patches if p.get_zorder() == -1]  # under the masked future
     assert len(greys) == 6 and {to_rgba(p.get_facecolor()) for p in greys} == {to_rgba("#d9d9d9")}
+
+
+def test_alibi_bias_panels_are_legible_and_none_reads_as_blank_at_page_width() -> None:
+    # Four panels a row on one scale were 100 px wide as the page shows them, and the shallow
+    # heads' panels, spanning a 64th of the scale or less, read as blank (issue 39).
+    fig = plot_alibi_bias(4, 8)
+    px_per_inch = min(DISPLAY_DPI, PAGE_WIDTH_PX / fig.get_tightbbox().width)
+    assert smallest_text_px(fig) >= MIN_TEXT_PX
+    for image in fig.axes[0].get_images():
+        left, right = image.get_extent()[:2]
+        assert (right - left) * px_per_inch >= 180, image.get_label()
+        shown = image.norm(image.get_array().compressed())  # 0 darkest .. 1 white
+        assert shown.min() == pytest.approx(0.0) and shown.max() == pytest.approx(1.0)
 
 
 def test_alibi_bias_refuses_bad_input_and_says_the_same_in_words() -> None:

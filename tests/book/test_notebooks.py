@@ -153,6 +153,23 @@ def _caption(cell: dict) -> str:
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.name for p in NOTEBOOKS])
+def test_an_axis_label_names_what_its_ticks_count(path: Path) -> None:
+    """A curve averaged over groups of positions is drawn at positions, so its label says
+    "position (mean of each group of 8)": "position, in groups of 8" read as if the ticks, 0 to
+    250, counted groups (issue 39)."""
+    labels = [
+        arg.value
+        for _, cell in _code_cells_with_source(_load(path))
+        for node in ast.walk(_python(cell))
+        if isinstance(node, ast.Call) and getattr(node.func, "id", "") == "plot_loss_by"
+        for arg in [*node.args[2:3], *(k.value for k in node.keywords if k.arg == "xlabel")]
+        if isinstance(arg, ast.Constant) and isinstance(arg.value, str)
+    ]
+    wrong = [label for label in labels if re.search(r"\bin groups of\b", label)]
+    assert not wrong, f"{path.name}: x labels {wrong} read as counting groups"
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.name for p in NOTEBOOKS])
 def test_errors_show_only_their_message(path: Path) -> None:
     """A stored error is one line, `ValueError: ...` (`%xmode Minimal`): a full traceback would
     show the reader the package's file paths on the machine that ran the chapter."""

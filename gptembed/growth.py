@@ -19,7 +19,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from ._checks import as_real_array, check_int, check_integer_array, check_type
-from ._npz import check_stored, read_stored, save_npz
+from ._npz import open_stored, read_stored, save_npz
 from .embedding import EXTENSIONS, Extension
 from .gpt import GPT, at_length, token_losses
 from .gpt_config import GPTConfig
@@ -144,13 +144,10 @@ def load_growth(file: str | os.PathLike[str] | IO[bytes]) -> GrowthCurves:
     :func:`save_growth` of that path wrote them (``.npz`` added if it does not end so).
 
     Raises:
-        ValueError: the file is not stored curves (no header or steps), or lacks a method's
-            curves.
+        ValueError: the file is not stored curves (not a ``.npz``, no header or steps), or lacks
+            a method's curves.
     """
-    if isinstance(file, (str, os.PathLike)) and not os.fspath(file).endswith(".npz"):
-        file = os.fspath(file) + ".npz"
-    with np.load(file) as data:
-        check_stored(data, ("header", "steps"), "stored curves")
+    with open_stored(file, ("header", "steps"), "stored curves") as (data, _):
         header = json.loads(str(data["header"]))
         missing = [m for m in EXTENSIONS if f"new_{m}" not in data]
         if missing:

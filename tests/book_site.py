@@ -154,3 +154,61 @@ def serving(folder: Path) -> Iterator[str]:
         server.shutdown()
         server.server_close()
         thread.join(timeout=5)
+
+
+PROSE_WORDS_PER_MINUTE, CODE_WORDS_PER_MINUTE = 200, 100
+"""The reading speeds the intro says its times count."""
+
+
+@functools.cache
+def shown_words(docname: str) -> tuple[int, int]:
+    """Words of prose and of code that the built page of ``docname`` shows with its boxes closed.
+
+    Prose is the article's text with figure captions, box titles (summaries of closed
+    `<details>`, titles of collapsed solutions) and the explorer's labels; code is the source of
+    the code cells the page shows. Left out: what a closed box or a hidden cell holds, outputs
+    (a reader looks at them, the times do not count them), images and the `#` link marks.
+    """
+    from bs4 import BeautifulSoup  # only the built-book tests read pages this way
+
+    html = built_page(docname).read_text(encoding="utf8")
+    article = BeautifulSoup(html, "html.parser").select_one("article.bd-article")
+    assert article is not None, f"{docname}: no article in the built page"
+    hidden = "script, style, img, .headerlink, div.cell_output, details.above-input"
+    for tag in article.select(hidden):
+        tag.decompose()
+    closed = [d for d in article.find_all("details") if not d.has_attr("open")]
+    collapsed = article.select("div.dropdown")  # sphinx-exercise's solutions: closed on load
+    for box in closed + collapsed:
+        for part in box.find_all(recursive=False):
+            if part.name != "summary" and "admonition-title" not in part.get("class", []):
+                part.decompose()
+    code = sum(len(cell.get_text().split()) for cell in article.select("div.cell_input"))
+    for cell in article.select("div.cell_input"):
+        cell.decompose()
+    return len(article.get_text().split()), code
+
+
+def page_minutes(docname: str) -> float:
+    """Minutes to read what the built page of ``docname`` shows (:func:`shown_words`): its prose
+    at 200 words a minute, its code at 100, as the intro states."""
+    prose, code = shown_words(docname)
+    return prose / PROSE_WORDS_PER_MINUTE + code / CODE_WORDS_PER_MINUTE
+
+
+def main_line_paragraphs(docname: str) -> list[tuple[int, str]]:
+    """Each paragraph the built page of ``docname`` shows outside its boxes (closed `<details>`,
+    collapsed solutions) and tables: how many computed (glued) values it holds, and its text."""
+    from bs4 import BeautifulSoup
+
+    html = built_page(docname).read_text(encoding="utf8")
+    article = BeautifulSoup(html, "html.parser").select_one("article.bd-article")
+    assert article is not None, f"{docname}: no article in the built page"
+    paragraphs = []
+    for paragraph in article.find_all("p"):
+        boxes = paragraph.find_parents(["details", "table", "figcaption"])
+        boxes += [p for p in paragraph.find_parents("div") if "dropdown" in p.get("class", [])]
+        if not boxes:
+            text = " ".join(paragraph.get_text().split())
+            paragraphs.append((len(paragraph.select("span.pasted-text")), text))
+    return paragraphs

@@ -4,7 +4,7 @@ window's queries at once or a block at a time.
 Run by hand (not part of pytest): ``python benchmarks/bench_eval.py``. :func:`gptembed.gpt.logits`
 and :func:`gptembed.gpt.token_losses` send a batch of windows through the model in chunks of
 about :data:`gptembed.gpt.EVAL_TOKENS` positions. This times ``token_losses`` on the batches the
-chapters score (chapter 9: 256 windows of 128 characters with the stored model; chapter 10: 16
+chapters score (chapter 7: 256 windows of 128 characters with the stored model; chapter 10: 16
 windows of 512 with its table grown four times) with ``EVAL_TOKENS`` at several sizes, against
 the whole batch in one piece (the baseline, run in the same process), and checks that every size
 gives the baseline's losses. Then the same with ``QUERY_BLOCK`` (the queries a head scores at
@@ -55,7 +55,7 @@ def main() -> None:
     length = stored_run(seed=0).config.seq_len
     rng = np.random.default_rng(0)
     cases = {
-        f"256 x {length} (chapter 9)": (model, rng.integers(0, 105, (256, length + 1))),
+        f"256 x {length} (chapter 7)": (model, rng.integers(0, 105, (256, length + 1))),
         f"16 x {4 * length} (chapter 10)": (
             gpt.at_length(model, 4 * length),
             rng.integers(0, 105, (16, 4 * length + 1)),

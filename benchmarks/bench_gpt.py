@@ -4,7 +4,7 @@ where the time goes, and the same step in PyTorch on the CPU where torch is inst
 Run by hand (not part of pytest): ``python benchmarks/bench_gpt.py``. Two sizes, each with every
 scheme of :data:`gptembed.positions.SCHEMES` (``GPTConfig.scheme``), on one batch of training
 windows: chapter 10's scheme comparison (``tools/train_lm.py --scheme``: 2 blocks of 4 heads,
-width 64, a batch of 32 windows of 64 characters) and the stored model of chapter 9
+width 64, a batch of 32 windows of 64 characters) and the stored model of chapter 7
 (``gptembed.gpt_runs.stored_run(seed=0).config``: the same at 128 characters).
 
 1. The numpy step, ``loss_and_grads``, in float32 as the models train: the median CPU time

@@ -11,7 +11,7 @@ same text: :func:`text` checks it against :data:`_SHA256`.
 The model reads characters, not GPT-2's BPE tokens. The corpus is :data:`GPT2_BPE_TOKENS` BPE
 tokens of :data:`GPT2_BPE_DISTINCT` distinct ids, :data:`GPT2_BPE_RARE` of them occurring five
 times or fewer (counted with GPT-2's own vocabulary, checked in ``tests/test_corpus.py``), against
-510,664 characters of :data:`VOCAB_SIZE` kinds: chapter 9 weighs the two.
+510,664 characters of :data:`VOCAB_SIZE` kinds: chapter 7 weighs the two.
 """
 
 from __future__ import annotations

@@ -500,7 +500,7 @@ EVAL_TOKENS = 512
 """How many positions :func:`logits` and :func:`token_losses` send through the model at once: a
 batch of passages goes through in chunks of ``max(1, EVAL_TOKENS // T)`` passages, whose score and
 MLP arrays stay small enough for the CPU's caches. The logits are the same (to the last bit or
-so: BLAS may order a product's sums by its number of rows), and chapter 9's 256 passages of 128
+so: BLAS may order a product's sums by its number of rows), and chapter 7's 256 passages of 128
 take 0.4 of the time they take in one piece, chapter 10's 16 passages of 512 0.6
 (``benchmarks/bench_eval.py``)."""
 
@@ -551,7 +551,7 @@ def loss_and_grads(
     gradient, keyed and shaped as :meth:`GPT.parameters`.
 
     A target equal to :data:`~gptembed.optim.IGNORE` is not scored: the mean is over
-    the other predictions, and the gradients are those of that mean (chapter 9 scores only the
+    the other predictions, and the gradients are those of that mean (chapter 8 scores only the
     last position this way). The token table's gradient is the sum of two: as the input table
     and as the output head.
 

@@ -1,7 +1,7 @@
 """The small GPT's trained runs: saved, loaded, and the runs the package ships.
 
 :func:`save` writes a :class:`StoredRun` (the model, its config, its loss curves and how it was
-made) whole or not at all; :func:`load` reads it back exactly. :func:`stored_run` is chapter 9's
+made) whole or not at all; :func:`load` reads it back exactly. :func:`stored_run` is chapter 7's
 model (``tools/train_lm.py --seed SEED``), :func:`stored_scheme_run` chapter 10's runs of the five
 position schemes. The model itself is :mod:`gptembed.gpt`.
 """

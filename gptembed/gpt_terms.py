@@ -1,6 +1,6 @@
 """The small GPT's first attention scores split into what the tokens and the positions add.
 
-Chapter 9 reads the trained model's first block this way: with a learned (or sinusoidal) table,
+Chapter 7 reads the trained model's first block this way: with a learned (or sinusoidal) table,
 every token enters the block as ``LayerNorm_1(tok + pos)``, and each head's scores split into the
 four terms of :class:`~gptembed.attention_terms.ScoreTerms` (token-token, token-position,
 position-token, position-position).

@@ -77,7 +77,7 @@ def test_ignored_targets_are_not_scored_and_their_gradient_is_the_scored_mean() 
 
 
 def test_early_rows_get_more_gradient_unless_every_row_serves_one_scored_query() -> None:
-    """Chapter 9's control: at initialisation the first rows of the table get a larger gradient
+    """Chapter 8's control: at initialisation the first rows of the table get a larger gradient
     than the last (more queries read them); in one block scored at its last position only, where
     every earlier row is a key for exactly that one query, the rows get equal gradients."""
     config = GPTConfig(n_layers=1, dtype="float64", seed=3)

@@ -84,7 +84,7 @@ def test_every_scheme_run_names_its_scheme_seed_and_command() -> None:
 
 @pytest.mark.parametrize("scheme", SCHEMES)
 def test_each_scheme_run_is_what_its_command_trains(scheme: str) -> None:
-    """The stored config is chapter 9's but for the length and the scheme; the first steps of
+    """The stored config is chapter 7's but for the length and the scheme; the first steps of
     ``tools/train_lm.py --scheme`` reproduce the stored curve; the stored weights, rounded to
     float16, still give the final held-out loss to within a hundredth of a nat."""
     run = stored_scheme_run(scheme, seed=0)

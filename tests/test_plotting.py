@@ -418,7 +418,7 @@ def test_every_model_gets_its_own_style_in_every_panel() -> None:
     assert styles[0] == styles[1]
 
 
-# Chapter 9's figures and analysis helpers: principal components, attention by lag, the
+# Chapter 7's figures and analysis helpers: principal components, attention by lag, the
 # training curve: what they compute and draw, and the inputs they refuse.
 
 

@@ -220,7 +220,7 @@ def test_a_random_walk_is_smooth_and_passes_the_interleaved_probe_but_not_the_bl
 
 @pytest.mark.parametrize("seed", [0, 1, 2])
 def test_the_blocked_probe_separates_each_stored_text_table_from_random_walks(seed: int) -> None:
-    """Chapter 9's control: every stored table reads within about a position on held-out blocks,
+    """Chapter 7's control: every stored table reads within about a position on held-out blocks,
     several times better than any of three random walks of its size."""
     table = stored_run(seed=seed, dtype=np.float64).model.embedding.position_embeddings
     trained = position_probe(table, contiguous=True).held_out

@@ -1,7 +1,7 @@
 """Train the book's small GPT on the stored corpus and store it in the package.
 
     .venv/bin/python tools/train_lm.py             # seed 0: gptembed/data/gpt_seed0.npz
-    .venv/bin/python tools/train_lm.py --seed 1    # seeds 1 and 2: chapter 9's seed checks
+    .venv/bin/python tools/train_lm.py --seed 1    # seeds 1 and 2: chapter 7's seed checks
     .venv/bin/python tools/train_lm.py --scheme rotary --seed 2   # chapter 10's five schemes
 
 With ``--scheme`` it trains chapter 10's comparison instead: the same model and schedule at 64

@@ -207,7 +207,7 @@ def test_the_wheel_the_install_cell_names_is_published_with_the_book() -> None:
             for p in (ROOT / "gptembed").rglob("*")
             if p.is_file() and "__pycache__" not in p.parts
         }
-        assert files == source  # the modules, py.typed and the data (chapter 9's text and model)
+        assert files == source  # the modules, py.typed and the data (chapter 7's text and model)
         for name in files:
             assert wheel.read(name) == (ROOT / name).read_bytes(), f"{name} differs"
         (metadata,) = [n for n in wheel.namelist() if n.endswith(".dist-info/METADATA")]

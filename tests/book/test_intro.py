@@ -6,84 +6,37 @@ from __future__ import annotations
 
 import json
 import re
-from pathlib import Path
 
 import pytest
 
-from tests.book_site import ROOT, SHOWN_NOWHERE, markdown_of, toc_docnames
+from tests.book_site import (
+    ROOT,
+    main_line_paragraphs,
+    markdown_of,
+    page_minutes,
+    require_build,
+    toc_docnames,
+)
 
 INTRO = ROOT / "book" / "intro.ipynb"
 FRONT_DOOR_MINUTES = 10
 """What the intro page may take to read, by the same count as the chapters'."""
-MAIN_LINE_MINUTES = 150
-"""What the chapters' main lines may take in all, by that count (dropdowns closed)."""
+MAIN_LINE_MINUTES = 120
+"""What the chapters' main lines may take in all, by that count (boxes closed)."""
+MAX_VALUES_A_PARAGRAPH = 6
+"""Computed values a main-line paragraph may quote: more belong in a table or a box."""
 ROW = re.compile(
     r"^\| (?P<number>\d+) \| (?P<chapter>[^|]+?) \| [^|]+ "
     r"\| (?P<reading>\d+ min|being written) \|$",
     re.MULTILINE,
 )
 DOC = re.compile(r"^\{doc\}`(?P<doc>[\w]+)`$")
-PATH = re.compile(r"chapters (?P<chapters>[\d, and]+), then [\d and]+; (?P<minutes>\d+) minutes")
-PROSE_WORDS_PER_MINUTE, CODE_WORDS_PER_MINUTE = 200, 100
-"""The reading speeds the intro says its times count."""
-
-
-COLLAPSED_SPAN = re.compile(
-    r"^(?P<fence>`{3,}|:{3,})\{(?P<kind>solution|how-we-know)-(?P<edge>start|end)\}[^\n]*\n"
-    r"(?:[ \t]*:[\w-]+:[^\n]*\n)*(?P=fence)[ \t]*$",
-    re.MULTILINE,
-)
-"""A gated directive that opens or closes what the page shows collapsed: a solution (sphinx-
-exercise's dropdown) or a "How we know" dropdown (_ext/how_we_know.py)."""
 FENCED = re.compile(
     r"^(?P<fence>`{3,}|:{3,})\{(?P<name>[\w-]+)\}[^\n]*\n(?P<body>(?:.*\n)*?)(?P=fence)[ \t]*$",
     re.MULTILINE,
 )
-
-
-def _unfolded(markdown: str) -> str:
-    """``markdown`` without its collapsed blocks: a `{dropdown}`, or a directive whose options
-    give it the class ``dropdown`` (an admonition shown closed)."""
-
-    def keep(block: re.Match[str]) -> str:
-        options = re.findall(r"^[ \t]*:class:([^\n]*)$", block["body"], re.MULTILINE)
-        closed = block["name"] == "dropdown" or any("dropdown" in o.split() for o in options)
-        return "" if closed else block[0]
-
-    return FENCED.sub(keep, markdown)
-
-
-def main_line(path: Path) -> tuple[list[str], list[str]]:
-    """What a chapter's page shows unfolded: its prose (markdown outside solutions, "How we know"
-    dropdowns and dropdown blocks) and its code (code cells outside those whose code the page
-    shows: not hidden or removed)."""
-    cells = json.loads(path.read_text(encoding="utf8"))["cells"]
-    prose, code, collapsed = [], [], False
-    for cell in cells:
-        source = "".join(cell["source"])
-        if cell["cell_type"] == "code":
-            if not collapsed and not SHOWN_NOWHERE & set(cell["metadata"].get("tags", [])):
-                code.append(source)
-            continue
-        if cell["cell_type"] != "markdown":
-            continue
-        at = 0
-        for edge in COLLAPSED_SPAN.finditer(source):
-            if not collapsed:
-                prose.append(source[at : edge.start()])
-            collapsed, at = edge["edge"] == "start", edge.end()
-        if not collapsed:
-            prose.append(source[at:])
-    prose = [_unfolded(text) for text in prose]
-    return prose, code
-
-
-def reading_minutes(path: Path) -> float:
-    """Minutes to read a chapter's main line (:func:`main_line`): its prose at 200 words a minute,
-    its code at 100."""
-    prose, code = main_line(path)
-    words = [sum(len(text.split()) for text in part) for part in (prose, code)]
-    return words[0] / PROSE_WORDS_PER_MINUTE + words[1] / CODE_WORDS_PER_MINUTE
+"""A fenced directive (`{dropdown}`, `{admonition}`, ...) with its body."""
+PATH = re.compile(r"chapters (?P<chapters>[\d, and]+), then [\d and]+; (?P<minutes>\d+) minutes")
 
 
 def intro_text() -> str:
@@ -105,10 +58,13 @@ def test_every_chapter_is_in_the_table_in_order() -> None:
     assert list(table()) == list(range(1, len(table()) + 1))
 
 
+@pytest.mark.built_book
 @pytest.mark.parametrize("number", sorted(table()))
 def test_reading_time_matches_the_chapter(number: int) -> None:
-    """A linked chapter's time is within 5 minutes of its words at the stated speeds; a chapter
-    named in plain text ("being written") must not exist yet, or it should be linked and timed."""
+    """A linked chapter's time is within a minute of what its built page shows, read at the
+    stated speeds; a chapter named in plain text ("being written") must not exist yet, or it
+    should be linked and timed."""
+    require_build()
     chapter, reading = table()[number]
     files = sorted((ROOT / "book").glob(f"{number:02d}_*.ipynb"))
     if DOC.match(chapter) is None:
@@ -117,12 +73,11 @@ def test_reading_time_matches_the_chapter(number: int) -> None:
         return
     (path,) = files
     assert DOC.match(chapter)["doc"] == path.stem
-    estimate = reading_minutes(path)
+    estimate = page_minutes(f"book/{path.stem}")
     stated = int(reading.split()[0])
-    suggested = 5 * max(1, round(estimate / 5))
-    assert stated % 5 == 0 and abs(stated - estimate) <= 5, (
-        f"{path.name}: the intro says {stated} min, its words take {estimate:.1f}: "
-        f"write {suggested} min (and the paths' totals)"
+    assert abs(stated - estimate) <= 1, (
+        f"{path.name}: the intro says {stated} min, its page takes {estimate:.1f}: "
+        f"write {round(estimate)} min (and the paths' totals)"
     )
 
 
@@ -135,11 +90,12 @@ def test_each_path_adds_up_the_table() -> None:
         assert sum(times[n] for n in chapters) == int(path["minutes"]), path[0]
 
 
-def test_the_main_line_takes_at_most_150_minutes() -> None:
-    """The chapters' main lines (what their pages show with every dropdown closed) add up to at
-    most 150 minutes, both by their words and as the intro's table states them."""
-    chapters = sorted((ROOT / "book").glob("[0-9][0-9]_*.ipynb"))
-    minutes = {path.stem: reading_minutes(path) for path in chapters}
+@pytest.mark.built_book
+def test_the_main_line_takes_at_most_120_minutes() -> None:
+    """The chapters' main lines (what their built pages show with every box closed) add up to
+    at most 120 minutes, both as measured and as the intro's table states them."""
+    require_build()
+    minutes = {name: page_minutes(name) for name in toc_docnames()[1:]}
     assert sum(minutes.values()) <= MAIN_LINE_MINUTES, {k: round(v, 1) for k, v in minutes.items()}
     stated = sum(int(reading.split()[0]) for _, reading in table().values() if "min" in reading)
     assert stated <= MAIN_LINE_MINUTES, f"the intro's table adds up to {stated} minutes"
@@ -150,8 +106,8 @@ def test_the_main_line_takes_at_most_150_minutes() -> None:
 
 
 BUILT_ON = range(5, 10)
-"""Chapters that a later chapter builds on: the toys (5, 6), what absolute positions do in code and
-growing the table (7, 8), the small GPT (9). Chapters 1 to 4 a later page only mentions."""
+"""Chapters that a later chapter builds on: the toys (5, 6), the small GPT (7), what absolute
+positions do in code and growing the table (8, 9). Chapters 1 to 4 a later page only mentions."""
 
 
 def test_each_reading_path_primes_what_it_skips() -> None:
@@ -174,8 +130,10 @@ def test_each_reading_path_primes_what_it_skips() -> None:
             )
 
 
+@pytest.mark.built_book
 def test_the_front_door_reads_in_ten_minutes() -> None:
-    minutes = reading_minutes(INTRO)
+    require_build()
+    minutes = page_minutes(toc_docnames()[0])
     assert minutes <= FRONT_DOOR_MINUTES, f"the intro takes {minutes:.1f} min to read"
 
 
@@ -200,3 +158,14 @@ def test_the_front_door_shows_the_idea_and_four_results_each_linked_to_its_chapt
         ).rsplit("###", 1)[-1]
         assert f"{{numref}}`{meta['figure']['name']}`" in before, meta["figure"]["name"]
         assert re.search(r"\{doc\}`\d\d_\w+`", before), meta["figure"]["name"]
+
+
+@pytest.mark.built_book
+@pytest.mark.parametrize("docname", toc_docnames())
+def test_no_main_line_paragraph_quotes_more_than_six_values(docname: str) -> None:
+    """A sentence carries a result, not a table: a main-line paragraph quotes at most six
+    computed values; seed ranges and per-seed numbers go into a table or a box."""
+    require_build()
+    paragraphs = main_line_paragraphs(docname)
+    crowded = [(n, text[:70]) for n, text in paragraphs if n > MAX_VALUES_A_PARAGRAPH]
+    assert not crowded, f"{docname}: paragraphs with more than six computed values: {crowded}"

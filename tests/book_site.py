@@ -212,3 +212,27 @@ def main_line_paragraphs(docname: str) -> list[tuple[int, str]]:
             text = " ".join(paragraph.get_text().split())
             paragraphs.append((len(paragraph.select("span.pasted-text")), text))
     return paragraphs
+
+
+def chapter_links(docname: str) -> list[tuple[int, bool, str]]:
+    """Every link from the built page of ``docname`` to a numbered chapter: the chapter's number,
+    whether the link sits in the main line (outside boxes, collapsed solutions and the chapter's
+    Summary and Exercises) and the text around it."""
+    from bs4 import BeautifulSoup
+
+    html = built_page(docname).read_text(encoding="utf8")
+    article = BeautifulSoup(html, "html.parser").select_one("article.bd-article")
+    assert article is not None, f"{docname}: no article in the built page"
+    links = []
+    for link in article.select("a.reference.internal"):
+        target = link.get("href", "").split("#")[0].rsplit("/", 1)[-1]
+        if not (target[:2].isdigit() and target.endswith(".html")):
+            continue
+        boxed = bool(link.find_parents("details")) or any(
+            "dropdown" in div.get("class", []) for div in link.find_parents("div")
+        )
+        section = link.find_parent("section")
+        closing = section is not None and section.get("id", "") in {"summary", "exercises"}
+        context = " ".join(link.parent.get_text().split())[:80]
+        links.append((int(target[:2]), not (boxed or closing), context))
+    return links

@@ -126,7 +126,7 @@ def kv_choices(n_heads: int) -> list[tuple[str, str]]:
 
 def explorer_html(data: dict[str, Any]) -> str:
     """The explorer's controls, result table, turning points, chart and texts for ``data``
-    (``explorer_data()``)."""
+    (``explorer_data()``); the memory rule and the options' sources in a closed ``<details>``."""
     models = [(m["key"], f"{m['label']} ({m['sizes']})") for m in data["models"]]
     start_model = next(m for m in data["models"] if m["key"] == START["model"])
     most = data["max_tokens"]
@@ -217,8 +217,11 @@ def explorer_html(data: dict[str, Any]) -> str:
         '<figcaption><ul class="cost-explorer__legend">' + legend + "</ul>"
         '<p id="ce-chart-caption"></p></figcaption>'
         "</figure>"
+        '<details class="cost-explorer__about"><summary>How the explorer counts, and its '
+        "sources</summary>"
         f'<p class="cost-explorer__rule" id="ce-rule">{escape(MEMORY_RULE)}</p>'
         f'<p class="cost-explorer__sources" id="ce-sources">{sources}</p>'
+        "</details>"
         '<p class="cost-explorer__link"><a id="ce-link" href="">'
         "A link to this setting</a> (the address bar holds it too).</p>"
         '<p class="cost-explorer__summary" id="ce-summary" aria-live="polite"></p>'

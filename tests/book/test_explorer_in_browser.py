@@ -343,7 +343,7 @@ def test_the_page_formats_numbers_as_the_package_does(explorer: tuple[Page, Visi
 def test_fused_mode_at_a_million_tokens_no_longer_fits_a_v100(explorer: tuple[Page, Visit]) -> None:
     """The issue's case: GPT-2 small, fp32, fused, 1,048,576 tokens. The row statistics alone
     are 576 MiB; the step, with its activations, is 787 GiB, which no accelerator holds, and
-    the explorer states the rule it judges by."""
+    the explorer states the rule it judges by, in a closed box a click opens."""
     page, _ = explorer
     setting = Setting("gpt2-small", 2**20, 4, 1, "fused")
     choose(page, setting)
@@ -355,6 +355,12 @@ def test_fused_mode_at_a_million_tokens_no_longer_fits_a_v100(explorer: tuple[Pa
     rule = page.locator("#ce-rule").text_content() or ""
     assert rule.startswith("An accelerator holds a setting if its memory holds everything")
     assert "arXiv:2205.05198" in rule and "arXiv:1910.02054" in rule
+    about = page.locator("details.cost-explorer__about")  # the rule and sources, closed
+    assert about.get_attribute("open") is None and not page.locator("#ce-rule").is_visible()
+    about.locator("summary").click()
+    assert page.locator("#ce-rule").is_visible() and page.locator("#ce-sources").is_visible()
+    about.locator("summary").click()
+    assert not page.locator("#ce-sources").is_visible()
 
 
 def test_turning_points_are_announced(explorer: tuple[Page, Visit]) -> None:

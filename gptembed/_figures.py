@@ -94,9 +94,14 @@ _show_returned_figures_in_ipython()
 
 
 def new_figure(
-    figsize: tuple[float, float] = FIGSIZE, ncols: int = 1, nrows: int = 1
+    figsize: tuple[float, float] = FIGSIZE,
+    ncols: int = 1,
+    nrows: int = 1,
+    *,
+    width_ratios: Sequence[float] | None = None,
 ) -> tuple[Figure, Any]:
-    """A figure with an opaque white background and ``nrows x ncols`` axes (constrained layout).
+    """A figure with an opaque white background and ``nrows x ncols`` axes (constrained layout),
+    the columns' widths in ``width_ratios`` (equal by default).
 
     Returns:
         ``(fig, axes)``: one :class:`~matplotlib.axes.Axes`, or an array of them, as
@@ -104,7 +109,7 @@ def new_figure(
     """
     fig = Figure(figsize=figsize, layout="constrained", facecolor="white")
     fig.patch.set_alpha(1.0)
-    return fig, fig.subplots(nrows, ncols)
+    return fig, fig.subplots(nrows, ncols, width_ratios=width_ratios)
 
 
 def _root_figure(ax: Axes) -> Figure:

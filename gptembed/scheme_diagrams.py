@@ -1,7 +1,8 @@
-"""Diagrams of the schemes that need no position table: rotary's turn and ALiBi's bias.
+"""Diagrams of the computed position schemes: sinusoidal clocks, rotary's turn and ALiBi's bias.
 
 Pictures of the ideas, drawn from :mod:`gptembed.positions`' own arithmetic in the idiom of
-:mod:`gptembed.plotting` (:func:`plot_rotary_rotation`, :func:`plot_alibi_bias`). Each
+:mod:`gptembed.plotting` (:func:`plot_sinusoidal_clocks`, :func:`plot_rotary_rotation`,
+:func:`plot_alibi_bias`). Each
 ``plot_<idea>`` has a ``describe_<idea>`` taking the same data: the same picture in words, one
 paragraph for a figure's alt text (``mystnb.image.alt``), its numbers computed as the picture's.
 """
@@ -38,6 +39,7 @@ from ._figures import (
     DIAGRAM_FONTSIZE,
     DIAGRAM_MAX_ROWS,
     DIAGRAM_WIDTH,
+    DIVERGING_CMAP,
     FRAME,
     GREY,
     MINUS,
@@ -45,12 +47,181 @@ from ._figures import (
     canvas,
     cells,
     figure_and_panels,
+    new_figure,
     put_text,
     word_list,
 )
-from .positions import alibi_slopes, linear_bias, rotate
+from .positions import alibi_slopes, linear_bias, rotate, sinusoidal_table
 
 _RED_TEXT = "#a64500"  # the vermillion darkened for text: 6:1 on white (the vermillion is 3.9:1)
+
+
+# The sinusoidal table as clocks, beside a binary counter.
+
+_CLOCKS_FIGSIZE = (7.0, 3.8)
+"""Width and height in inches of :func:`plot_sinusoidal_clocks`: the table, the counter, a bar."""
+
+_CLOCKS_MAX = (256, 64, 4)
+"""The most positions, dimensions and bits :func:`plot_sinusoidal_clocks` draws: past them the
+table's columns or the counter's digits would be too narrow to read."""
+
+
+@dataclass(frozen=True)
+class _SinusoidalClocks:
+    """:func:`plot_sinusoidal_clocks`' inputs, checked, and what it draws."""
+
+    table: NDArray[np.floating]  # (L, D): sinusoidal_table(L, D, base), float64
+    bits: NDArray[np.int64]  # (2**n_bits, n_bits): bit b of t in column b, lowest first
+    base: float
+
+    @property
+    def wavelengths(self) -> NDArray[np.float64]:
+        """``(D/2,)`` positions per full turn of each pair, ``2 pi / theta_p``."""
+        width = self.table.shape[1]
+        return 2 * np.pi * self.base ** (np.arange(0, width, 2) / width)
+
+
+def _sinusoidal_clocks(
+    n_positions: int, embed_dim: int, n_bits: int, base: float
+) -> _SinusoidalClocks:
+    """The inputs of :func:`plot_sinusoidal_clocks`, checked, and its two arrays."""
+    most_positions, most_dims, most_bits = _CLOCKS_MAX
+    n_positions = check_int_in_range("n_positions", n_positions, 1, most_positions)
+    embed_dim = check_int_in_range("embed_dim", embed_dim, 2, most_dims)
+    n_bits = check_int_in_range("n_bits", n_bits, 1, most_bits)
+    table = sinusoidal_table(n_positions, embed_dim, base)  # checks D even and base
+    numbers = np.arange(2**n_bits)
+    bits = (numbers[:, None] >> np.arange(n_bits)) & 1
+    return _SinusoidalClocks(table, bits.astype(np.int64), float(base))
+
+
+def plot_sinusoidal_clocks(
+    n_positions: int = 64,
+    embed_dim: int = 32,
+    n_bits: int = 4,
+    *,
+    base: float = 10000.0,
+    axes: Sequence[Axes] | None = None,
+) -> Figure:
+    """The sinusoidal position table beside a binary counter: clocks that turn at set rates.
+
+    Left, a heat map of :func:`~gptembed.positions.sinusoidal_table` ``(L, D)``, position ``t``
+    down and dimension across: pair ``p`` (dimensions ``2p`` and ``2p + 1``) is
+    ``(sin t theta_p, cos t theta_p)``, ``theta_p = base**(-2p / D)``, so its columns repeat
+    every ``2 pi / theta_p`` positions, a few at the left and ever more to the right. Right, the
+    numbers ``0 .. 2**n_bits - 1`` in binary (as *Dive into Deep Learning*, section 11.6.3, sets
+    them beside the table), lowest bit first, each digit written in its cell: bit ``b`` flips
+    every ``2**b`` rows. One colour scale, :data:`~gptembed._figures.DIVERGING_CMAP` from -1 to
+    1, for both (a bit of 1 is as red as a table value of 1). :func:`describe_sinusoidal_clocks`
+    says the same in words.
+
+    >>> fig = plot_sinusoidal_clocks(16, 8, 2)
+    >>> [image.get_label() for ax in fig.axes[:2] for image in ax.get_images()]
+    ['sinusoidal table', 'binary counter']
+
+    Args:
+        n_positions: ``L``, rows of the table, 1 to 256.
+        embed_dim: ``D``, the table's width, even, 2 to 64.
+        n_bits: bits of the counter, 1 to 4 (it counts to ``2**n_bits - 1``).
+        base: the wavelength scale of the table (10,000 in the paper).
+        axes: two axes to draw on (the table's, the counter's); by default a new
+            :data:`_CLOCKS_FIGSIZE` figure, the table three times as wide as the counter.
+
+    Returns:
+        The figure: its first axes hold the image ``"sinusoidal table"``, whose data is
+        ``sinusoidal_table(n_positions, embed_dim, base)``; its second the image
+        ``"binary counter"``, ``(2**n_bits, n_bits)``, bit ``b`` of row ``t`` in column ``b``,
+        and one text per cell, its digit; then the shared colour bar.
+
+    Raises:
+        TypeError, ValueError: a size not an integer in its range, ``embed_dim`` odd, ``base``
+            not a finite number > 1, or ``axes`` not two axes.
+    """
+    clocks = _sinusoidal_clocks(n_positions, embed_dim, n_bits, base)
+    if axes is None:
+        fig, panels = new_figure(_CLOCKS_FIGSIZE, ncols=2, width_ratios=(3, 1))
+    else:
+        fig, panels = figure_and_panels(2, _CLOCKS_FIGSIZE, axes=axes)
+    heat, counter = panels
+    norm = Normalize(-1.0, 1.0)
+    (n_rows, width), (n_numbers, n_columns) = clocks.table.shape, clocks.bits.shape
+    image = heat.imshow(
+        clocks.table, cmap=DIVERGING_CMAP, norm=norm, aspect="auto", interpolation="nearest",
+        label="sinusoidal table",
+    )  # fmt: skip
+    heat.set_title(f"sinusoidal table, D = {width}", fontsize=DIAGRAM_FONTSIZE)
+    heat.set_xlabel("dimension (pairs: sin, cos), fastest first", fontsize=DIAGRAM_FONTSIZE)
+    heat.set_ylabel("position t", fontsize=DIAGRAM_FONTSIZE)
+    for set_ticks, n in ((heat.set_xticks, width), (heat.set_yticks, n_rows)):
+        step = 2 ** max(0, (n // 4).bit_length() - 1)  # a power of two, four ticks or so
+        set_ticks(range(0, n, step))
+
+    counter.imshow(
+        clocks.bits, cmap=DIVERGING_CMAP, norm=norm, aspect="auto", interpolation="nearest",
+        label="binary counter",
+    )  # fmt: skip
+    counter.hlines(np.arange(n_numbers - 1) + 0.5, -0.5, n_columns - 0.5, color="#bbbbbb", lw=0.5)
+    counter.vlines(np.arange(n_columns - 1) + 0.5, -0.5, n_numbers - 0.5, color="#bbbbbb", lw=0.5)
+    for (t, b), bit in np.ndenumerate(clocks.bits):
+        colour = "white" if bit else "black"  # white on the darkest red, black on white
+        counter.text(b, t, str(bit), ha="center", va="center", color=colour,
+                     fontsize=DIAGRAM_FONTSIZE)  # fmt: skip
+    counter.set_xticks(range(n_columns), [str(2**b) for b in range(n_columns)])
+    counter.set_yticks(range(n_numbers))
+    counter.set_title("t in binary", fontsize=DIAGRAM_FONTSIZE)
+    counter.set_xlabel("bit (rows per flip)", fontsize=DIAGRAM_FONTSIZE)
+    for ax in (heat, counter):
+        ax.tick_params(labelsize=DIAGRAM_FONTSIZE)
+    bar = fig.colorbar(image, ax=[heat, counter], ticks=[-1.0, 0.0, 1.0])
+    bar.ax.set_yticklabels([f"{MINUS}1", "0", "1"])
+    bar.ax.tick_params(labelsize=DIAGRAM_FONTSIZE)
+    return fig
+
+
+def describe_sinusoidal_clocks(
+    n_positions: int = 64, embed_dim: int = 32, n_bits: int = 4, *, base: float = 10000.0
+) -> str:
+    """:func:`plot_sinusoidal_clocks` in words, one paragraph for its alt text (same arguments).
+
+    Raises:
+        TypeError, ValueError: as :func:`plot_sinusoidal_clocks`.
+    """
+    clocks = _sinusoidal_clocks(n_positions, embed_dim, n_bits, base)
+    n_rows, width = clocks.table.shape
+    waves = clocks.wavelengths
+    if len(waves) == 1:
+        rates = f"its one pair repeats every {waves[0]:.3g} positions"
+    else:
+        rates = (
+            f"the first pair repeats every {waves[0]:.3g} positions, each next pair "
+            f"{clocks.base ** (2 / width):.3g} times more slowly, the last every "
+            f"{waves[-1]:,.0f}"
+        )
+    turning = int((waves <= n_rows).sum())  # pairs that make a full turn in the rows drawn
+    if turning == len(waves):
+        shown = f"every pair turns fully within the {n_rows} positions drawn"
+    elif turning == 0:
+        shown = f"no pair turns fully within the {n_rows} positions drawn"
+    else:
+        shown = (
+            f"only the first {turning} turn fully within the {n_rows} positions drawn, and the "
+            "stripes widen from left to right"
+        )
+    n_columns = clocks.bits.shape[1]
+    if n_columns == 1:
+        flips = "its one bit flips every row"
+    else:
+        later = word_list([2**b for b in range(1, n_columns)])
+        flips = f"the lowest bit flips every row, the next ones every {later} rows in turn"
+    return (
+        "Two heat maps side by side on one colour scale, from minus 1 (blue) through 0 (white) "
+        f"to 1 (red). Left: the sinusoidal position table for positions 0 to {n_rows - 1} "
+        f"(down) and its {width} dimensions (across), in pairs of a sine and a cosine, each "
+        f"pair a clock turning at its own rate, fastest first: {rates}; {shown}. Right: the "
+        f"numbers 0 to {2**n_columns - 1} in binary, one a row, lowest bit first, each cell "
+        f"showing its digit (1 red, 0 white): {flips}, as each pair of the table turns more "
+        "slowly than the one before."
+    )
 
 
 # Rotary positions: a pair of coordinates turned by an angle that grows with position.

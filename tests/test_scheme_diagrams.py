@@ -1,5 +1,6 @@
-"""Rotary and ALiBi diagrams: each draws the package's own arithmetic, says the same in words,
-refuses what it cannot draw, and keeps its text legible at the book's page width."""
+"""The sinusoidal clocks, rotary and ALiBi diagrams: each draws the package's own arithmetic, says
+the same in words, refuses what it cannot draw, and keeps its text legible at the book's page
+width."""
 
 from __future__ import annotations
 
@@ -24,12 +25,15 @@ from gptembed.positions import (
     alibi_slopes,
     linear_bias,
     rotate,
+    sinusoidal_table,
 )
 from gptembed.scheme_diagrams import (
     describe_alibi_bias,
     describe_rotary_rotation,
+    describe_sinusoidal_clocks,
     plot_alibi_bias,
     plot_rotary_rotation,
+    plot_sinusoidal_clocks,
 )
 from tests.figure_checks import (
     assert_legible_diagram,
@@ -37,6 +41,73 @@ from tests.figure_checks import (
 )
 
 pytestmark = pytest.mark.usefixtures("no_pyplot_figures")
+
+
+def _digits(ax: Axes) -> dict[tuple[int, int], str]:
+    """Each text written in a cell of ``ax``'s image: ``(row, column)`` and its text."""
+    return {
+        (round(t.get_position()[1]), round(t.get_position()[0])): t.get_text() for t in ax.texts
+    }
+
+
+@pytest.mark.parametrize(("n_positions", "embed_dim", "n_bits", "base"), [
+    (64, 32, 4, 10000.0), (16, 8, 2, 100.0), (1, 2, 1, 10000.0),
+])  # fmt: skip
+def test_sinusoidal_clocks_draw_the_table_beside_the_bits_of_a_counter(
+    n_positions: int, embed_dim: int, n_bits: int, base: float
+) -> None:
+    fig = plot_sinusoidal_clocks(n_positions, embed_dim, n_bits, base=base)
+    heat, counter = fig.axes[:2]
+    (table,), (bits,) = heat.get_images(), counter.get_images()
+    assert (table.get_label(), bits.get_label()) == ("sinusoidal table", "binary counter")
+    np.testing.assert_array_equal(table.get_array(), sinusoidal_table(n_positions, embed_dim, base))
+    # row t holds t's binary digits, lowest first: written out, not computed as the module does
+    expected = [[int(d) for d in reversed(f"{t:0{n_bits}b}")] for t in range(2**n_bits)]
+    np.testing.assert_array_equal(bits.get_array(), expected)
+    digits = _digits(counter)
+    assert digits == {
+        (t, b): str(bit) for t, row in enumerate(expected) for b, bit in enumerate(row)
+    }
+    for image in (table, bits):  # one scale: a bit of 1 is as red as a table value of 1
+        assert image.get_clim() == (-1.0, 1.0) and image.get_cmap().name == "RdBu_r"
+        assert image.origin == "upper"  # position 0 at the top of both
+    assert [t.get_text() for t in counter.get_xticklabels()] == [str(2**b) for b in range(n_bits)]
+    assert heat.get_title() == f"sinusoidal table, D = {embed_dim}"
+
+
+def test_sinusoidal_clocks_refuse_bad_input_and_check_their_axes() -> None:
+    bad = [
+        ({"n_positions": 257}, ValueError, r"n_positions must be in \[1, 256\], got 257"),
+        ({"embed_dim": 66}, ValueError, r"embed_dim must be in \[2, 64\], got 66"),
+        ({"embed_dim": 7}, ValueError, "embed_dim must be even"),
+        ({"n_bits": 5}, ValueError, r"n_bits must be in \[1, 4\], got 5"),
+        ({"n_bits": 2.0}, TypeError, "n_bits must be an integer"),
+        ({"base": 1.0}, ValueError, "base must be a finite number > 1, got 1.0"),
+    ]
+    for kwargs, error, message in bad:
+        for call in (plot_sinusoidal_clocks, describe_sinusoidal_clocks):
+            with pytest.raises(error, match=message):
+                call(**kwargs)
+    _, axes = new_figure(ncols=3)
+    with pytest.raises(ValueError, match="axes must hold 2 axes, got 3"):
+        plot_sinusoidal_clocks(axes=axes)
+    fig, two = new_figure(ncols=2)
+    assert plot_sinusoidal_clocks(axes=two) is fig
+
+
+def test_sinusoidal_clocks_say_the_same_in_words() -> None:
+    text = describe_sinusoidal_clocks()
+    assert "\n" not in text and "positions 0 to 63 (down) and its 32 dimensions" in text
+    # pair p repeats every 2 pi 10000**(2p / 32) positions: 6.28, then 1.78 times slower each
+    assert "the first pair repeats every 6.28 positions, each next pair 1.78 times" in text
+    assert "the last every 35,333;" in text  # 2 pi 10000**(30/32)
+    assert "only the first 5 turn fully within the 64 positions drawn" in text  # 63 <= 64 < 112
+    assert "numbers 0 to 15 in binary" in text
+    assert "the lowest bit flips every row, the next ones every 2, 4 and 8 rows" in text
+    small = describe_sinusoidal_clocks(4, 2, 1)
+    assert "its one pair repeats every 6.28 positions; no pair turns fully" in small
+    assert "its one bit flips every row" in small
+    assert "every pair turns fully" in describe_sinusoidal_clocks(8, 2, 2)
 
 
 def _arrow_tips(ax: Axes) -> dict[str, tuple[float, float]]:
@@ -186,6 +257,8 @@ _DIAGRAMS = {
         distance_pairs=[(2, 0), (7, 5), (9, 0)],
     ),
     "alibi": lambda: plot_alibi_bias(4, 8),
+    "sinusoidal clocks": plot_sinusoidal_clocks,
+    "sinusoidal clocks, largest": lambda: plot_sinusoidal_clocks(256, 64, 4),
 }
 
 

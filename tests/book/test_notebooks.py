@@ -232,6 +232,7 @@ def test_every_chapter_opens_with_the_one_install_cell(path: Path) -> None:
 
 CONCEPT_DIAGRAMS = (
     "plot_embedding_sum",
+    "plot_sinusoidal_clocks",
     "plot_rotary_rotation",
     "plot_alibi_bias",
     "plot_kv_cache",

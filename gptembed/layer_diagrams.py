@@ -49,6 +49,9 @@ from .positions import PAD_POSITION, position_ids_from_mask
 
 _DARK_GREY = "#595959"  # text on GREY (contrast 4.9:1)
 
+_W_TOKEN, _W_POSITION = r"$W_{\mathrm{token}}$", r"$W_{\mathrm{position}}$"
+"""The two tables' symbols, as the book's formulas write them."""
+_TOKEN_TABLE, _POSITION_TABLE = f"token table {_W_TOKEN}", f"position table {_W_POSITION}"
 _TIMES = "\u00d7"  # the times sign, for labels
 
 
@@ -128,7 +131,7 @@ def _embedding_sum(
             "token_table and position_table must be non-empty 2-D arrays (V, D) and (L, D) of "
             f"one width D, got shapes {wte.shape} and {wpe.shape}"
         )
-    hint = "draw a small layer's tables (plot_embedding_addition draws a sequence's rows only)"
+    hint = "draw a small layer's tables: every row of both is drawn"
     _check_diagram_size("token_table", wte.shape, hint)
     _check_diagram_size("position_table", wpe.shape, hint)
     ids = check_integer_array("token_ids", token_ids, wte.shape[0])
@@ -155,12 +158,11 @@ def plot_embedding_sum(
 ) -> Figure:
     """The input layer as matrices: both tables, the rows a sequence picks, and their sum.
 
-    Top: the token table ``wte`` ``(V, D)`` and the position table ``wpe`` ``(L, D)``, the rows
-    the sequence picks outlined (a token's row noted with the positions that pick it) and the
-    rows it does not pick faded. Below: ``wte[ids] + wpe[0:T] = x``, three ``(T, D)`` matrices,
-    each row labelled with its position and token. One colour scale, :data:`DIVERGING_CMAP`
-    centred on 0, for all five; the sum is the layer's own
-    :meth:`~gptembed.embedding.GPTStyleEmbedding.forward`.
+    Top: the token table ``(V, D)`` and the position table ``(L, D)``, the rows the sequence
+    picks outlined (a token's row noted with the positions that pick it) and the rows it does not
+    pick faded. Below: ``W_token[ids] + W_position[0:T] = x``, three ``(T, D)`` matrices, each row
+    labelled with its position and token. One colour scale, :data:`DIVERGING_CMAP` centred on 0,
+    for all five; the sum is the layer's own :meth:`~gptembed.embedding.GPTStyleEmbedding.forward`.
     :func:`describe_embedding_sum` says the same in words.
 
     >>> from gptembed import GPTStyleEmbedding
@@ -227,7 +229,7 @@ def plot_embedding_sum(
 
     # the two tables, the picked rows outlined, the others faded
     matrix(parts.wte, x_tok, y_tables, "token table")
-    title(x_tok, y_tables - 0.22, "token table wte", f"{vocab} {_TIMES} {dim}, a row per token")
+    title(x_tok, y_tables - 0.22, _TOKEN_TABLE, f"{vocab} {_TIMES} {dim}, a row per token")
     for row, name in enumerate(parts.names):
         y = y_tables + (row + 0.5) * cell
         put_text(ax, x_tok - 0.06, y, name, ha="right", va="center")
@@ -240,7 +242,7 @@ def plot_embedding_sum(
         put_text(ax, x_tok + width + 0.06, y, f"t = {shown}", va="center")
     matrix(parts.wpe, x_pos, y_tables, "position table")
     position_title = f"{n_pos} {_TIMES} {dim}, a row per position"
-    title(x_pos, y_tables - 0.22, "position table wpe", position_title)
+    title(x_pos, y_tables - 0.22, _POSITION_TABLE, position_title)
     for row in range(n_pos):
         put_text(ax, x_pos + width + 0.06, y_tables + (row + 0.5) * cell, str(row), va="center")
     outline(x_pos, y_tables, seq_len)
@@ -260,8 +262,8 @@ def plot_embedding_sum(
     matrix(parts.token_rows, x_tok, y_rows, "token rows")
     matrix(parts.position_rows, x_pos, y_rows, "position rows")
     matrix(parts.total, x_sum, y_rows, "sum")
-    title(x_tok, y_rows - 0.22, "wte[ids]", "the tokens' rows")
-    title(x_pos, y_rows - 0.22, f"wpe[0:{seq_len}]", "the positions' rows")
+    title(x_tok, y_rows - 0.22, f"{_W_TOKEN}[ids]", "the tokens' rows")
+    title(x_pos, y_rows - 0.22, f"{_W_POSITION}[0:{seq_len}]", "the positions' rows")
     title(x_sum, y_rows - 0.22, "x, the sum", f"{seq_len} {_TIMES} {dim}, the layer's output")
     for t, text in enumerate(row_labels):
         put_text(ax, x_tok - 0.06, y_rows + (t + 0.5) * cell, text, ha="right", va="center")
@@ -292,8 +294,8 @@ def describe_embedding_sum(
 
     >>> print(describe_embedding_sum(np.ones((3, 2)), np.ones((4, 2)), [2, 0], tokens="abc"))
     ... # doctest: +NORMALIZE_WHITESPACE
-    Two grids of coloured cells (blue negative, red positive, white zero): the token table wte,
-    3 rows (one per token: 'a', 'b' and 'c') by 2 columns, and the position table wpe, 4 rows by
+    Two grids of coloured cells (blue negative, red positive, white zero): the token table,
+    3 rows (one per token: 'a', 'b' and 'c') by 2 columns, and the position table, 4 rows by
     2 columns. The sequence 'c' 'a' (ids 2 and 0) picks its tokens' rows from the token table and
     rows 0 and 1 from the position table, outlined; the rows it skips are faded. Below, the 2
     picked token rows plus the 2 position rows equal x, 2 rows by 2 columns: each position's
@@ -310,9 +312,9 @@ def describe_embedding_sum(
     repeated = [(name, picks) for name, picks in repeated if len(picks) > 1]
     unpicked = n_pos > seq_len or len(np.unique(parts.ids)) < vocab
     text = (
-        "Two grids of coloured cells (blue negative, red positive, white zero): the token table "
-        f"wte, {vocab} rows (one per token: {word_list(quoted)}) by {dim} columns, and the "
-        f"position table wpe, {n_pos} rows by {dim} columns. The sequence {words} "
+        "Two grids of coloured cells (blue negative, red positive, white zero): the token table, "
+        f"{vocab} rows (one per token: {word_list(quoted)}) by {dim} columns, and the "
+        f"position table, {n_pos} rows by {dim} columns. The sequence {words} "
         f"(ids {word_list(parts.ids.tolist())}) picks its tokens' rows from the token table and "
         f"{_rows_from_0(seq_len)} from the position table, outlined; "
         + ("the rows it skips are faded. " if unpicked else "it skips no row. ")

@@ -23,7 +23,6 @@ try:
     from matplotlib.cm import ScalarMappable
     from matplotlib.colors import Normalize
     from matplotlib.figure import Figure
-    from matplotlib.patches import Rectangle
     from matplotlib.patheffects import withStroke
 except ImportError as err:  # pragma: no cover - exercised in a subprocess by the tests
     raise ImportError(
@@ -44,13 +43,6 @@ from ._figures import (
 )
 from .attention_terms import mean_by_lag
 from .probes import PrincipalComponents, cosine_similarity_matrix
-
-_ADDITION_PANEL_SIZE = (2.0, 3.2)
-"""Width and height in inches of each of :func:`plot_embedding_addition`'s three panels, which
-sit in one row with their colour bar (:data:`_ADDITION_COLORBAR_WIDTH`)."""
-
-_ADDITION_COLORBAR_WIDTH = 0.9
-"""Inches added to :func:`plot_embedding_addition`'s row for its colour bar."""
 
 _SIMILARITY_PANEL_SIZE = (3.0, 3.1)
 """Width and height in inches of one panel of :func:`plot_position_similarity`."""
@@ -118,93 +110,6 @@ def _labelled_level(ax: Axes, level: float, text: str, colour: str) -> None:
         va="bottom",
         color=colour,
     )
-
-
-def _check_finite(name: str, array: NDArray[np.float64]) -> None:
-    """Refuse an array with a NaN or inf: it has no colour, and it would wreck a colour scale.
-
-    Raises:
-        ValueError: naming how many values are not finite, and the first one and its index.
-    """
-    bad = ~np.isfinite(array)
-    if bad.any():
-        first = tuple(int(i) for i in np.argwhere(bad)[0])
-        raise ValueError(
-            f"{name} holds {int(bad.sum())} value(s) that are NaN or inf, the first "
-            f"{array[first]} at index {first}: a colour scale needs finite values"
-        )
-
-
-def plot_embedding_addition(
-    token_rows: ArrayLike,
-    position_rows: ArrayLike,
-    *,
-    row_labels: Sequence[str] | None = None,
-    highlight_rows: Sequence[int] = (),
-    axes: Sequence[Axes] | None = None,
-) -> Figure:
-    """Token rows, position rows and their sum as three heatmaps on one colour scale.
-
-    Args:
-        token_rows: ``(T, D)``, the token table's rows for a sequence, ``W_tok[ids]``.
-        position_rows: ``(T, D)``, the position table's rows ``W_pos[0:T]``.
-        row_labels: ``T`` labels for the rows (for example ``"0 the"``); default ``"0"..``.
-        highlight_rows: rows to outline in every panel (for example a token that repeats).
-        axes: three axes to draw on; by default a new figure of three
-            :data:`_ADDITION_PANEL_SIZE` panels in a row.
-
-    Returns:
-        The figure. The colour scale is :data:`DIVERGING_CMAP`, centred on 0 and shared by the
-        three panels (one colour bar).
-
-    Raises:
-        ValueError: the two arrays are not 2-D of one shape, either holds a NaN or inf (which no
-            colour shows; the message names the first), a label list has the wrong length, a
-            highlighted row is out of range, or ``axes`` does not hold three axes.
-    """
-    tok = np.asarray(token_rows, dtype=float)
-    pos = np.asarray(position_rows, dtype=float)
-    if tok.ndim != 2 or tok.shape != pos.shape:
-        raise ValueError(
-            f"token_rows and position_rows must be 2-D arrays of one shape (T, D), got "
-            f"{tok.shape} and {pos.shape}"
-        )
-    total = tok + pos
-    for name, rows in (("token_rows", tok), ("position_rows", pos), ("their sum", total)):
-        _check_finite(name, rows)
-    n_rows = tok.shape[0]
-    labels = [str(t) for t in range(n_rows)] if row_labels is None else list(row_labels)
-    if len(labels) != n_rows:
-        raise ValueError(f"row_labels must have {n_rows} entries, got {len(labels)}")
-    for row in highlight_rows:
-        if not 0 <= row < n_rows:
-            raise ValueError(f"highlight row {row} is out of range: rows are 0..{n_rows - 1}")
-    fig, panels = figure_and_panels(
-        3, _ADDITION_PANEL_SIZE, axes=axes, extra_width=_ADDITION_COLORBAR_WIDTH
-    )
-    limit = centred_limit((tok, pos, total))
-    norm = Normalize(vmin=-limit, vmax=limit)
-    titles = ("token rows\n$W_{tok}[id_t]$", "+ position rows\n$W_{pos}[t]$", "= sum\n$x_t$")
-    for ax, data, title in zip(panels, (tok, pos, total), titles, strict=True):
-        ax.imshow(data, cmap=DIVERGING_CMAP, norm=norm, aspect="auto")
-        ax.set_title(title)
-        ax.set_xlabel("dimension")
-        ax.set_xticks(range(tok.shape[1]))
-        ax.set_yticks(range(n_rows), labels)
-        for row in highlight_rows:
-            ax.add_patch(
-                Rectangle(
-                    (-0.5, row - 0.5),
-                    tok.shape[1],
-                    1,
-                    fill=False,
-                    edgecolor=PALETTE["black"],
-                    linewidth=2.5,
-                )
-            )
-    panels[0].set_ylabel("position t and token")
-    fig.colorbar(ScalarMappable(norm, DIVERGING_CMAP), ax=panels, label="value", shrink=0.9)
-    return fig
 
 
 def _check_series(name: str, series: Mapping[str, ArrayLike]) -> None:

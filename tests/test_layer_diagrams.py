@@ -77,6 +77,9 @@ def test_embedding_sum_draws_both_tables_the_picked_rows_and_the_layers_sum() ->
     labels = [t for t in texts if t[:1].isdigit() and t.split(" ", 1)[-1] in _WORDS]
     assert labels == ["0 the", "1 cat", "2 sat", "3 on", "4 the"]  # position and token
     assert "pick rows 0 to 4" in texts
+    # the tables' names are the book's formulas' (W_token, W_position), not GPT-2's wte and wpe
+    assert {"token table $W_{\\mathrm{token}}$", "$W_{\\mathrm{position}}$[0:5]"} <= set(texts)
+    assert not [t for t in texts if "wte" in t or "wpe" in t]
 
 
 def test_embedding_sum_fades_the_rows_a_short_sequence_skips() -> None:

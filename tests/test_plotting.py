@@ -12,19 +12,14 @@ matplotlib.use("Agg")
 import numpy as np
 import pytest
 from matplotlib.figure import Figure
-from matplotlib.image import AxesImage
-from matplotlib.patches import Rectangle
 
 from gptembed._figures import (
-    DIVERGING_CMAP,
     FIGSIZE,
     PALETTE,
     new_figure,
 )
 from gptembed.attention_terms import mean_by_lag
 from gptembed.plotting import (
-    _ADDITION_COLORBAR_WIDTH,
-    _ADDITION_PANEL_SIZE,
     _BOUNDARY_STYLE,
     _COLORBAR_WIDTH,
     _EXTRAPOLATION_PANEL_SIZE,
@@ -36,7 +31,6 @@ from gptembed.plotting import (
     _SIMILARITY_PANEL_SIZE,
     _series_styles,
     plot_attention_by_lag,
-    plot_embedding_addition,
     plot_loss_by,
     plot_loss_by_position,
     plot_loss_curves,
@@ -64,98 +58,6 @@ pytestmark = pytest.mark.usefixtures("no_pyplot_figures")
 
 Every ``plot_*`` returns the Figure it drew on, made without pyplot (so nothing else shows it).
 """
-
-
-def _addition_rows() -> tuple[np.ndarray, np.ndarray]:
-    rng = np.random.default_rng(0)
-    return rng.normal(0, 0.02, (5, 4)), rng.normal(0, 0.02, (5, 4))
-
-
-def test_embedding_addition_draws_three_heatmaps_on_one_centred_scale() -> None:
-    tok, pos = _addition_rows()
-    fig = plot_embedding_addition(tok, pos)
-    axes = fig.axes[:3]
-    images = [ax.get_images() for ax in axes]
-    assert all(len(found) == 1 and isinstance(found[0], AxesImage) for found in images)
-    limits = {im[0].get_clim() for im in images}
-    assert len(limits) == 1, "the three panels must share one colour scale"
-    low, high = limits.pop()
-    assert high > 0 and low == -high, "the scale must be centred on 0"
-    assert high == pytest.approx(max(abs(tok).max(), abs(pos).max(), abs(tok + pos).max()))
-    assert all(im[0].get_cmap().name == DIVERGING_CMAP for im in images)
-    np.testing.assert_allclose(images[0][0].get_array(), tok)
-    np.testing.assert_allclose(images[1][0].get_array(), pos)
-    np.testing.assert_allclose(images[2][0].get_array(), tok + pos)
-    assert len(fig.axes) == 4, "three panels and one shared colour bar"
-
-
-def test_embedding_addition_titles_labels_and_highlights() -> None:
-    tok, pos = _addition_rows()
-    labels = ["0 the", "1 cat", "2 sat", "3 on", "4 the"]
-    axes = plot_embedding_addition(tok, pos, row_labels=labels, highlight_rows=[0, 4]).axes[:3]
-    assert [ax.get_title().split()[0] for ax in axes] == ["token", "+", "="]
-    for ax in axes:
-        assert [t.get_text() for t in ax.get_yticklabels()] == labels
-        assert ax.get_xlabel() == "dimension"
-        boxes = [p for p in ax.patches if isinstance(p, Rectangle)]
-        assert sorted(b.get_y() + 0.5 for b in boxes) == [0, 4]
-        assert all(
-            b.get_edgecolor()[:3] == matplotlib.colors.to_rgb(PALETTE["black"]) for b in boxes
-        )
-    assert axes[0].get_ylabel()
-
-
-def test_embedding_addition_fixed_size_and_opaque_background() -> None:
-    tok, pos = _addition_rows()
-    width, height = _ADDITION_PANEL_SIZE  # three panels in one row, and the colour bar
-    assert_fixed_opaque(
-        plot_embedding_addition(tok, pos), (3 * width + _ADDITION_COLORBAR_WIDTH, height)
-    )
-
-
-def test_embedding_addition_draws_on_given_axes() -> None:
-    tok, pos = _addition_rows()
-    fig, given = new_figure(ncols=3)
-    assert plot_embedding_addition(tok, pos, axes=given) is fig
-    assert all(len(ax.images) == 1 for ax in given)
-
-
-@pytest.mark.parametrize(
-    ("kwargs", "message"),
-    [
-        ({"position_rows": np.zeros((4, 4))}, r"one shape \(T, D\), got \(5, 4\) and \(4, 4\)"),
-        ({"row_labels": ["a"]}, "row_labels must have 5 entries, got 1"),
-        ({"highlight_rows": [5]}, r"highlight row 5 is out of range: rows are 0..4"),
-    ],
-)
-def test_embedding_addition_refuses_bad_input(kwargs: dict, message: str) -> None:
-    tok, pos = _addition_rows()
-    args = {"token_rows": tok, "position_rows": pos, **kwargs}
-    with pytest.raises(ValueError, match=message):
-        plot_embedding_addition(**args)
-
-
-@pytest.mark.parametrize("bad", [np.nan, np.inf, -np.inf])
-def test_embedding_addition_refuses_a_value_no_colour_shows(bad: float) -> None:
-    """One NaN or inf would leave the other values on a meaningless scale: refused, located."""
-    tok, pos = _addition_rows()
-    pos[3, 1] = bad
-    with pytest.raises(
-        ValueError,
-        match=rf"position_rows holds 1 value\(s\) that are NaN or inf, the first {bad} at "
-        r"index \(3, 1\): a colour scale needs finite values",
-    ):
-        plot_embedding_addition(tok, pos)
-    tok[0, :2] = np.nan
-    with pytest.raises(ValueError, match=r"token_rows holds 2 value\(s\) .* at index \(0, 0\)"):
-        plot_embedding_addition(tok, tok)
-
-
-def test_embedding_addition_refuses_wrong_number_of_axes() -> None:
-    tok, pos = _addition_rows()
-    _, two = new_figure(ncols=2)
-    with pytest.raises(ValueError, match="axes must hold 3 axes, got 2"):
-        plot_embedding_addition(tok, pos, axes=two)
 
 
 # --- chapter 6: training figures ---
@@ -551,9 +453,6 @@ def _softmax(scores: np.ndarray) -> np.ndarray:
 
 
 _DATA_FIGURES = {  # each data plot at about the size a chapter draws it
-    "embedding addition": lambda: plot_embedding_addition(
-        _table(5, 8), _table(5, 8, 1), row_labels=[f"{t} w{t}" for t in range(5)]
-    ),
     "loss curves": lambda: plot_loss_curves({"with": _RAMP, "without": _RAMP + 0.3}),
     "position similarity, four tables": lambda: plot_position_similarity(
         {f"table {k}": _table(32, seed=k) for k in range(4)}, period=8

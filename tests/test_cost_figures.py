@@ -36,7 +36,7 @@ from tests.figure_checks import (
 pytestmark = pytest.mark.usefixtures("no_pyplot_figures")
 
 
-# --- chapter 3: plot_parameter_asymmetry ---
+# --- the intro: plot_parameter_asymmetry ---
 
 
 def test_model_label() -> None:

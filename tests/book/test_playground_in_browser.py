@@ -21,6 +21,7 @@ import random
 import re
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
+from urllib.parse import parse_qs
 
 import numpy as np
 import pytest
@@ -31,7 +32,7 @@ from gptembed.gpt import GPT, at_length, forward, logits, token_losses
 from gptembed.gpt_runs import stored_run, stored_scheme_run
 from gptembed.positions import SCHEMES, position_ids_from_mask
 from tests.book_site import BUILD, built_page, require_build, source_of, toc_docnames
-from tests.browsing import Visit, open_page
+from tests.browsing import Visit, axe_violations, open_page, switch_to_dark
 
 if TYPE_CHECKING:
     from playwright.sync_api import Browser, Page
@@ -253,3 +254,210 @@ def test_playground_files_load_only_where_the_playground_is() -> None:
         files = set(re.findall(r"_static/(gpt_playground[\w.]*)", html))
         wanted = {"gpt_playground_data.js", "gpt_playground.js", "gpt_playground.css"}
         assert files == (wanted if docname in PAGES else set()), docname
+
+
+SHOWN_DOM_JS = """root => ({
+    losses: [...root.querySelectorAll('#gp-strip .gp-char')]
+        .map(s => s.dataset.loss === undefined ? null : Number(s.dataset.loss)),
+    top: [...root.querySelectorAll('#gp-top data')].map(d => [d.dataset.char, Number(d.value)]),
+    row: [...root.querySelectorAll('#gp-row rect')].map(r => Number(r.dataset.weight)),
+    loss: Number(root.querySelector('#gp-loss').value),
+    summary: root.querySelector('#gp-summary').textContent,
+    message: root.querySelector('#gp-message').textContent,
+    pads: root.querySelectorAll('#gp-row .gp-bar--pad').length,
+    heads: root.querySelectorAll('#gp-head option').length,
+})"""
+"""What the page shows, read from its elements in one call."""
+
+
+def on_page(page: Page) -> dict[str, Any]:
+    return page.locator("[data-gpt-playground]").evaluate(SHOWN_DOM_JS)
+
+
+def assert_page_shows(page: Page, setting: dict[str, Any]) -> dict[str, Any]:
+    """The page's elements show the package's values for ``setting``; returns what they show."""
+    found = on_page(page)
+    assert found["message"] == "", found["message"]
+    wanted = expected(setting)
+    label = json.dumps(setting)[:200]
+    assert found["losses"][0] is None
+    np.testing.assert_allclose(
+        found["losses"][1:], wanted["losses"][1:], atol=TOLERANCE, err_msg=label
+    )
+    assert [ch for ch, _ in found["top"]] == [ch for ch, _ in wanted["top"]], label
+    np.testing.assert_allclose(
+        [p for _, p in found["top"]], [p for _, p in wanted["top"]], atol=TOLERANCE, err_msg=label
+    )
+    np.testing.assert_allclose(found["row"], wanted["row"], atol=TOLERANCE, err_msg=label)
+    query = (
+        len(text_of({**DEFAULTS, **setting})) - 1
+        if setting.get("query") is None
+        else setting["query"]
+    )
+    assert abs(found["loss"] - wanted["losses"][query]) <= TOLERANCE
+    return found
+
+
+def set_control(page: Page, name: str, value: str) -> None:
+    """Set control ``name`` as a reader does: a picker chosen, a number typed and committed."""
+    control = page.locator(f"#gp-{name}")
+    if control.evaluate("e => e.tagName") == "SELECT":
+        control.select_option(value)
+    else:
+        control.fill(value)
+        control.dispatch_event("change")
+
+
+def test_each_control_changes_what_it_should(playground: tuple[Page, Visit]) -> None:
+    """Each control, set as a reader sets it, changes what it should, and after each change the
+    page's elements show the package's values: the model (and its heads), the passage, typed
+    text, the start row, padding and its position ids, the growth method, the window and sinks,
+    the head and the query (one of them by keyboard alone)."""
+    page, visit = playground
+    setting: dict[str, Any] = {}
+    before = assert_page_shows(page, setting)
+    assert before["heads"] == 8 and "Chapter 7's text model" in before["summary"]
+    steps: list[tuple[str, str, dict[str, Any]]] = [
+        ("passage", "3", {"passage": "3"}),
+        ("start", "64", {"start": 64}),
+        ("seed", "2", {"seed": 2}),  # the fresh rows of another seed
+        ("grow", "tile", {"grow": "tile"}),
+        ("grow", "interpolate", {"grow": "interpolate"}),
+        ("start", "0", {"start": 0}),
+        ("pad", "12", {"pad": 12}),
+        ("ids", "mask", {"ids": "mask"}),
+        ("pad", "0", {"pad": 0}),
+        ("head", "2.3", {"head": "2.3"}),
+        ("query", "40", {"query": 40}),
+        ("model", "rotary", {"model": "rotary"}),
+        ("window", "10", {"window": 10}),
+        ("sinks", "2", {"sinks": 2}),
+    ]
+    previous = before
+    for name, value, change in steps:
+        set_control(page, name, value)
+        setting.update(change)
+        now = assert_page_shows(page, setting)
+        assert now != previous, f"{name}={value} changed nothing shown"
+        previous = now
+    assert previous["heads"] == 8 and "Chapter 10's rotary model" in previous["summary"]
+    # a window keeps the last 10 keys and the 2 sinks: the query sees 12 keys at most
+    assert sum(w > 0 for w in previous["row"]) <= 12
+    # typed text, by keyboard alone: the passage picker set to the reader's own text
+    page.locator("#gp-passage").focus()
+    page.keyboard.press("Home")  # "your own text" is the first choice
+    page.locator("#gp-text").focus()
+    page.keyboard.press("ControlOrMeta+a")
+    page.keyboard.type("def f(x):\n    return x + 1\n")
+    page.locator("#gp-query").focus()
+    page.keyboard.press("ControlOrMeta+a")
+    page.keyboard.type("20")
+    page.keyboard.press("Tab")
+    setting.update(passage="", text="def f(x):\n    return x + 1\n", query=20)
+    typed = assert_page_shows(page, setting)
+    assert len(typed["losses"]) == len(setting["text"])
+    assert visit.errors == []
+
+
+LINKED = {"model": "alibi", "passage": "4", "window": 24, "sinks": 2, "head": "2.2", "query": 90}
+LINK = "?model=alibi&passage=4&window=24&sinks=2&head=2.2&query=90"
+
+
+def query_of(page: Page) -> dict[str, list[str]]:
+    return parse_qs(page.evaluate("location.search").lstrip("?"), keep_blank_values=True)
+
+
+def test_the_address_holds_the_setting(playground: tuple[Page, Visit]) -> None:
+    """A link opens its setting (the controls and the values show it); a change goes into the
+    address; Back and Forward restore each setting, and the page's own link names it."""
+    page, visit = playground
+    page.goto(built_page(PAGES[0]).as_uri() + LINK)
+    assert page.locator("#gp-model").input_value() == "alibi"
+    assert page.locator("#gp-window").input_value() == "24"
+    assert_page_shows(page, LINKED)
+    set_control(page, "start", "0")  # the default: nothing else changes
+    set_control(page, "model", "none")
+    changed = {**LINKED, "model": "none"}
+    assert query_of(page)["model"] == ["none"]
+    assert (page.locator("#gp-link").get_attribute("href") or "").startswith(
+        "?model=none&passage=4&window=24&sinks=2&head=2.2&query=90"
+    )
+    assert_page_shows(page, changed)
+    page.go_back()
+    page.wait_for_function("document.querySelector('#gp-model').value === 'alibi'")
+    assert_page_shows(page, LINKED)
+    page.go_forward()
+    page.wait_for_function("document.querySelector('#gp-model').value === 'none'")
+    assert_page_shows(page, changed)
+    assert visit.errors == []
+
+
+INJECTED_JS = """root => root.querySelectorAll('img, script, iframe, [onerror], [onload]').length"""
+
+
+BAD_ADDRESSES = [
+    ("?model=gpt4", ["model must be one of", '"gpt4"']),
+    ("?start=-3&window=abc", ['start must be a whole number from 0 to 511, got "-3"', '"abc"']),
+    ("?head=9.9", ['There is no head "9.9"']),
+    ("?passage=&text=caf%C3%A9%20%F0%9F%98%80", ['"é"', '"😀"']),
+    ("?passage=&text=%3Cimg%20src%3Dx%20onerror%3Dalert(1)%3E%C3%A9", ['"é"']),
+    ("?model=%3Cimg%20src%3Dx%20onerror%3Dalert(1)%3E", ["<img src=x onerror=alert(1)>"]),
+    ("?start=500&query=3", ["reaches position"]),
+    ("?window=8&start=5", ["A window counts positions"]),
+    ("?sinks=2", ["sink tokens need a window"]),
+    ("?window=8&sinks=2", ["Sink tokens need a relative scheme"]),
+]
+"""Bad addresses, and what the message must name of each (bad text among them)."""
+REVISIT_JS = """address => {
+    history.pushState(null, '', address);
+    window.dispatchEvent(new PopStateEvent('popstate'));
+}"""
+"""Go to another address of the page as Back and Forward do (a load costs a second)."""
+
+
+def test_bad_values_get_a_clear_message(playground: tuple[Page, Visit]) -> None:
+    """Bad text and bad address values get a message that names them, as text: no page error,
+    no element injected. The first address is loaded, the others reached as Back reaches one."""
+    page, visit = playground
+    root = page.locator("[data-gpt-playground]")
+    for number, (address, named) in enumerate(BAD_ADDRESSES):
+        if number == 0:
+            page.goto(built_page(PAGES[0]).as_uri() + address)
+        else:
+            page.evaluate(REVISIT_JS, address)
+        message = page.locator("#gp-message").text_content() or ""
+        for text in named:
+            assert text in message, (address, message)
+        assert root.evaluate(INJECTED_JS) == 0, address
+    assert visit.errors == []
+
+
+def test_typed_text_outside_the_vocabulary_is_named(playground: tuple[Page, Visit]) -> None:
+    """Typed characters the model does not know are named, and the message goes when they go."""
+    page, visit = playground
+    page.goto(built_page(PAGES[0]).as_uri() + "?passage=")
+    page.locator("#gp-text").fill("naïve ☃ text")
+    message = page.locator("#gp-message").text_content() or ""
+    assert '"ï", "☃"' in message, message
+    page.locator("#gp-text").fill("naive text")
+    assert page.locator("#gp-message").text_content() == ""
+    assert_page_shows(page, {"passage": "", "text": "naive text"})
+    assert visit.errors == []
+
+
+def test_no_axe_violation_in_either_theme_and_no_request_leaves(
+    playground: tuple[Page, Visit],
+) -> None:
+    """After changes (a padded, windowed rotary setting), axe finds no violation in the
+    playground in the light theme and then in the dark one; every request the visits made was
+    for a file of the book."""
+    page, visit = playground
+    page.goto(built_page(PAGES[0]).as_uri() + "?model=rotary&pad=5&head=2.1")
+    set_control(page, "query", "30")
+    assert axe_violations(page, within="[data-gpt-playground]") == []
+    switch_to_dark(page)
+    set_control(page, "window", "12")
+    assert axe_violations(page, within="[data-gpt-playground]") == []
+    leaving = [url for url in visit.requests if not url.startswith("file://")]
+    assert leaving == []
+    assert visit.errors == []

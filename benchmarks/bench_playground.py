@@ -7,7 +7,7 @@ tests do; ``GPTEMBED_CHROMIUM`` names another) and times, with ``performance.now
 the median of 11 repeats after 2 warm-up calls of:
 
 1. ``compute``: the page's forward pass, losses and every head's weights
-   (``window.gptembedPlayground.shown``) for 256 characters of held-out text, at four settings:
+   (``window.gptembedPlayground.compute``) for 256 characters of held-out text, at four settings:
    chapter 7's text model from row 0 (past its 128 rows, fresh rows), the same with the text
    started at row 64, chapter 10's rotary model with a window of 32 keys and 2 sinks, and its
    ALiBi model;
@@ -59,7 +59,7 @@ TIME_COMPUTE_JS = """([setting, repeats, warmup]) => {
     const times = [];
     for (let i = 0; i < repeats + warmup; i++) {
         const start = performance.now();
-        const result = window.gptembedPlayground.shown(setting);
+        const result = window.gptembedPlayground.compute(setting);
         if (result.error) throw new Error(result.error);
         times.push(performance.now() - start);
     }

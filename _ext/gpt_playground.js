@@ -329,7 +329,7 @@
     pad: 0,
     ids: "count",
     grow: "fresh",
-    seed: 0,
+    seed: 1, // at_length's default, and chapter 9's
     window: null,
     sinks: 0,
     head: "1.1",

@@ -39,9 +39,12 @@ SCRIPT, STYLE, DATA = "gpt_playground.js", "gpt_playground.css", "gpt_playground
 MAX_POSITIONS = 512
 """The most positions a setting may use (start row, padding and text together)."""
 GROWTH_SEEDS = (0, 1, 2)
-"""The seeds of the fresh rows a grown learned table may take (``at_length``'s ``seed``)."""
+"""The seeds of the fresh rows a grown learned table may take (``at_length``'s ``seed``; the page
+opens at 1, its default and chapter 9's)."""
 PASSAGES = 6
-PASSAGE_CHARS = 200
+PASSAGE_CHARS = 257
+"""A passage's length: read from row 0, its 256 predictions run to row 255, so the text model's
+table grows to 256 rows, as chapter 9 grows it."""
 IN_DOWNLOAD = (
     "*The playground that runs this small GPT live is on this chapter's page in the book; "
     "`gptembed.gpt.token_losses` and `forward` compute every number it shows.*"
@@ -159,7 +162,10 @@ def playground_html(data: dict[str, Any]) -> str:
         for i in range(len(data["passages"]))
     )
     growth = "".join(f'<option value="{m}">{m}</option>' for m in data["growth"])
-    seeds = "".join(f'<option value="{s}">{s}</option>' for s in data["growth_seeds"])
+    seeds = "".join(
+        f'<option value="{s}"{" selected" if s == 1 else ""}>{s}</option>'
+        for s in data["growth_seeds"]
+    )
     most = data["max_positions"]
     return (
         '<div class="gpt-playground" data-gpt-playground>'

@@ -154,12 +154,12 @@ NUMBER_LABELS = {
 def playground_html(data: dict[str, Any]) -> str:
     """The playground's controls, results and texts (the script fills the results in)."""
     models = "".join(
-        f'<option value="{key}">{m["label"]} ({m["seq_len"]} positions)</option>'
+        f'<option value="{key}">{"text model" if key == "text" else key} ({m["seq_len"]} rows)'
+        "</option>"
         for key, m in data["models"].items()
     )
     picks = '<option value="">your own text</option>' + "".join(
-        f'<option value="{i + 1}">held-out passage {i + 1}</option>'
-        for i in range(len(data["passages"]))
+        f'<option value="{i + 1}">passage {i + 1}</option>' for i in range(len(data["passages"]))
     )
     growth = "".join(f'<option value="{m}">{m}</option>' for m in data["growth"])
     seeds = "".join(
@@ -171,7 +171,9 @@ def playground_html(data: dict[str, Any]) -> str:
         '<div class="gpt-playground" data-gpt-playground>'
         '<form class="gp-controls" aria-label="Settings of the playground">'
         + _field("model", "Model", f'<select id="gp-model" name="model">{models}</select>')
-        + _field("passage", "Text", f'<select id="gp-passage" name="passage">{picks}</select>')
+        + _field(
+            "passage", "Held-out text", f'<select id="gp-passage" name="passage">{picks}</select>'
+        )
         + _field(
             "text",
             "The text the model reads",

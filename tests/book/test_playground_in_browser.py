@@ -461,3 +461,32 @@ def test_no_axe_violation_in_either_theme_and_no_request_leaves(
     leaving = [url for url in visit.requests if not url.startswith("file://")]
     assert leaving == []
     assert visit.errors == []
+
+
+PLAYGROUND_LINK = re.compile(
+    r'href="(?:08_absolute_positions\.html)?(\?[^"#]*)#the-small-gpt-live"'
+)
+
+
+def test_chapters_link_to_settings_the_playground_runs(playground: tuple[Page, Visit]) -> None:
+    """At least three chapters link to a setting of the playground, and each linked setting
+    opens with no message and shows the package's values."""
+    page, visit = playground
+    links = {
+        docname: PLAYGROUND_LINK.findall(built_page(docname).read_text(encoding="utf8"))
+        for docname in toc_docnames()
+    }
+    linking = [docname for docname, found in links.items() if found]
+    assert len(linking) >= 3, links
+    page.goto(built_page(PAGES[0]).as_uri())
+    for docname in linking:
+        for query in links[docname]:
+            address = query.replace("&amp;", "&")
+            page.evaluate(REVISIT_JS, address)
+            params = parse_qs(address.lstrip("?"))
+            setting = {name: values[0] for name, values in params.items()}
+            for name in ("start", "pad", "window", "sinks", "seed"):
+                if name in setting:
+                    setting[name] = int(setting[name])
+            assert_page_shows(page, setting)
+    assert visit.errors == []

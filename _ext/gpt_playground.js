@@ -660,19 +660,19 @@
     const dark = document.documentElement.dataset.theme === "dark";
     for (let i = 0; i < t; i++) {
       for (let j = 0; j < t; j++) {
-        const w = result.map[i * t + j];
-        const level = dark ? Math.round(255 * Math.sqrt(w)) : Math.round(255 * (1 - Math.sqrt(w)));
+        const strength = Math.sqrt(result.map[i * t + j]);
         const at = 4 * (i * t + j);
-        image.data[at] = level;
-        image.data[at + 1] = level;
-        image.data[at + 2] = dark ? 255 : 255;
+        // light: white to blue; dark: near black to light blue
+        image.data[at] = dark ? Math.round(30 + 170 * strength) : Math.round(255 * (1 - strength));
+        image.data[at + 1] = dark ? Math.round(32 + 190 * strength) : Math.round(255 * (1 - strength));
+        image.data[at + 2] = dark ? Math.round(40 + 215 * strength) : 255;
         image.data[at + 3] = 255;
       }
     }
     context.putImageData(image, 0, 0);
     let local = 0;
     for (let i = 0; i < t; i++) local += result.map[i * t + i] + (i ? result.map[i * t + i - 1] : 0);
-    $("map-caption").textContent = `Block ${result.layer}, head ${result.head}'s whole map, ${t} queries down and ${t} keys across, darker for more weight (square root scale); on average ${fixed((100 * local) / t, 0)}% of a query's weight lies on its own or the previous slot.`;
+    $("map-caption").textContent = `Block ${result.layer}, head ${result.head}'s whole map, ${t} queries down and ${t} keys across, stronger colour for more weight (square root scale); on average ${fixed((100 * local) / t, 0)}% of a query's weight lies on its own or the previous slot.`;
   }
 
   let current = null;
@@ -726,6 +726,11 @@
     }
   });
   window.addEventListener("popstate", fromAddress);
+  // the map's colours follow the theme: redraw it when the reader switches
+  new MutationObserver(() => {
+    const result = current && shown(current);
+    if (result && !result.error) drawMap(result);
+  }).observe(document.documentElement, { attributes: true, attributeFilter: ["data-theme"] });
   fromAddress();
   window.gptembedPlayground.current = () => current;
   }

@@ -213,7 +213,7 @@ def playground_html(data: dict[str, Any]) -> str:
         '<p class="gp-summary" id="gp-summary" aria-live="polite"></p>'
         '<figure class="gp-figure"><div class="gp-strip" id="gp-strip" role="group" '
         'aria-label="The text, each character shaded by its loss"></div>'
-        "<figcaption>Each character shaded by the model's loss in predicting it (darker: "
+        "<figcaption>Each character shaded by the model's loss in predicting it (stronger: "
         "harder).</figcaption></figure>"
         '<div class="gp-prediction" id="gp-prediction"></div>'
         '<figure class="gp-figure"><svg id="gp-curve" role="img" '

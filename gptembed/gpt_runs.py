@@ -160,7 +160,7 @@ def stored_run(*, seed: int = 0, dtype: DTypeLike | None = None) -> StoredRun:
     return _checked(run, "learned", seed, "the stored run")
 
 
-CONTROLS = ("bos", "scaled")
+_CONTROLS = ("bos", "scaled")
 """Chapter 10's two controls of its five runs: ``"bos"``, every window starting with ``<bos>``
 (:attr:`GPTConfig.bos <gptembed.gpt_config.GPTConfig>`; stored for ``"none"``), and
 ``"scaled"``, the sinusoidal table added at 0.1 (``sinusoidal_scale``; stored for
@@ -174,7 +174,7 @@ def stored_scheme_run(
     characters by ``tools/train_lm.py --scheme SCHEME --seed SEED``, as stored in the package
     (``gptembed/data/scheme_SCHEME_seedSEED.npz``; the five schemes of
     :data:`~gptembed.positions.SCHEMES`, seeds 0, 1 and 2; weights stored in float16). With
-    ``control``, one of :data:`CONTROLS`, the run of that control (``--bos`` or ``--scaled`` on
+    ``control``, one of the two, the run of that control (``--bos`` or ``--scaled`` on
     the command line, ``gptembed/data/scheme_CONTROL_SCHEME_seedSEED.npz``).
 
     ``dtype`` as in :func:`load`.
@@ -185,14 +185,14 @@ def stored_scheme_run(
     """
     if scheme not in SCHEMES:
         raise ValueError(f"scheme must be one of {SCHEMES}, got {scheme!r}")
-    if control is not None and control not in CONTROLS:
-        raise ValueError(f"control must be None or one of {CONTROLS}, got {control!r}")
+    if control is not None and control not in _CONTROLS:
+        raise ValueError(f"control must be None or one of {_CONTROLS}, got {control!r}")
     stem = "scheme" if control is None else f"scheme_{control}"
     what = f"stored {scheme} run" + ("" if control is None else f" with control {control!r}")
     run = read_stored(f"{stem}_{scheme}_seed", seed, what, lambda file: load(file, dtype=dtype))
     run = _checked(run, scheme, seed, f"the {what}")
     controlled = {"bos": run.config.bos, "scaled": run.config.sinusoidal_scale != INIT_STD}
-    if any(controlled[name] != (name == control) for name in CONTROLS):
+    if any(controlled[name] != (name == control) for name in _CONTROLS):
         raise ValueError(f"the {what} for seed {seed} holds another control's run")
     return run
 

@@ -68,7 +68,7 @@ from ._transformer import (
 from .attention_cost import attention_scores_bytes
 from .corpus import random_passages
 from .embedding import INIT_STD, Extension, GPTStyleEmbedding
-from .gpt_config import GPTConfig
+from .gpt_config import BOS_ID, GPTConfig
 from .models import gpt_parameter_count
 from .optim import (
     ArrayModel,
@@ -95,6 +95,7 @@ class GPT(ArrayModel):
         n_heads: heads per block.
         scheme: how position enters (:attr:`~gptembed.gpt_config.GPTConfig.scheme`).
         rotary_base: the rotary angles' wavelength scale (used by ``"rotary"`` only).
+        sinusoidal_scale: the sinusoidal table's factor (used by ``"sinusoidal"`` only).
         ln1_gain, ln1_bias: ``(n_layers, D)``, the LayerNorm before attention.
         w_attn, b_attn: ``(n_layers, D, 3D)`` and ``(n_layers, 3D)``: queries, keys and values,
             in that order, each ``n_heads`` slices of ``D / n_heads`` columns.
@@ -124,6 +125,7 @@ class GPT(ArrayModel):
     b_mlp_proj: Floats
     lnf_gain: Floats
     lnf_bias: Floats
+    sinusoidal_scale: float = INIT_STD
 
     @property
     def n_layers(self) -> int:
@@ -165,7 +167,9 @@ def init_model(config: GPTConfig) -> GPT:
     embedding = GPTStyleEmbedding(
         config.vocab_size, config.seq_len, config.embed_dim, seed=config.seed, dtype=dtype
     )
-    embedding.position_embeddings[:] = _position_table(config.scheme, embedding.position_embeddings)
+    embedding.position_embeddings[:] = _position_table(
+        config.scheme, embedding.position_embeddings, config.sinusoidal_scale
+    )
     rng = weights_rng(seed=config.seed)
     residual_std = INIT_STD / math.sqrt(2 * config.n_layers)
     arrays = {}
@@ -184,6 +188,7 @@ def init_model(config: GPTConfig) -> GPT:
         n_heads=config.n_heads,
         scheme=config.scheme,
         rotary_base=config.rotary_base,
+        sinusoidal_scale=config.sinusoidal_scale,
         **arrays,
     )
 
@@ -209,6 +214,7 @@ def check_model(model: GPT, config: GPTConfig) -> GPT:
         "dtype": model.embedding.dtype.name,
         "scheme": model.scheme,
         "rotary_base": model.rotary_base,
+        "sinusoidal_scale": model.sinusoidal_scale,
     }
     wrong = [
         f"{name} {value!r} (the config's {getattr(config, name)!r})"
@@ -226,12 +232,12 @@ def check_model(model: GPT, config: GPTConfig) -> GPT:
     return model
 
 
-def _position_table(scheme: Scheme, learned: Floats) -> Floats:
+def _position_table(scheme: Scheme, learned: Floats, scale: float = INIT_STD) -> Floats:
     """The ``(L, D)`` position table of ``scheme``, given the learned table of that shape: the
-    learned one itself, the sinusoidal table, or zeros.
+    learned one itself, the sinusoidal table times ``scale``, or zeros.
 
-    The sinusoidal table is scaled by :data:`~gptembed.embedding.INIT_STD` (0.02): its entries
-    are then as large as the token rows' (N(0, 0.02**2)), as in Vaswani et al. 2017 (section
+    By default the sinusoidal table is scaled by :data:`~gptembed.embedding.INIT_STD` (0.02): its
+    entries are then as large as the token rows' (N(0, 0.02**2)), as in Vaswani et al. 2017 (section
     3.4), who multiply token rows of standard deviation about ``1 / sqrt(D)`` by ``sqrt(D)``
     before adding the table. Unscaled it would be 35 times the token rows, and the first
     LayerNorm would see little but position.
@@ -239,7 +245,7 @@ def _position_table(scheme: Scheme, learned: Floats) -> Floats:
     if scheme == "learned":
         return learned
     if scheme == "sinusoidal":  # at the token rows' scale, as Vaswani et al. scale theirs
-        return (INIT_STD * sinusoidal_table(*learned.shape)).astype(learned.dtype)
+        return (scale * sinusoidal_table(*learned.shape)).astype(learned.dtype)
     return np.zeros_like(learned)
 
 
@@ -630,6 +636,31 @@ def evaluate(
     return Evaluation.of(z, targets)
 
 
+def prepend_bos(inputs: ArrayLike, targets: ArrayLike) -> tuple[NDArray[np.intp], NDArray[np.intp]]:
+    """Passages with the ``<bos>`` id (:data:`~gptembed.gpt_config.BOS_ID`) at position 0: the
+    windows a ``bos=True`` model trains and is scored on (:attr:`GPTConfig.bos
+    <gptembed.gpt_config.GPTConfig>`).
+
+    Each ``(B, T)`` passage keeps its length: ``<bos>`` comes in front and the last input drops
+    out, so the inputs are ``[<bos>, x_0, ..., x_{T-2}]`` and the targets
+    ``[x_0, ..., x_{T-1}]`` (position 0 now predicts the passage's first character).
+
+    Raises:
+        TypeError, ValueError: inputs or targets that are not ``(B, T)`` integer arrays of one
+            shape.
+    """
+    ids = check_integer_array("inputs", inputs, BOS_ID + 1)
+    next_ids = check_integer_array("targets", targets, BOS_ID + 1)
+    if ids.ndim != 2 or ids.shape != next_ids.shape or ids.shape[1] == 0:
+        raise ValueError(
+            f"inputs and targets must be (B, T) arrays of one shape with T >= 1, got "
+            f"{ids.shape} and {next_ids.shape}"
+        )
+    bos = np.full((ids.shape[0], 1), BOS_ID, dtype=np.intp)
+    shifted = np.concatenate([bos, ids[:, :-1]], axis=1).astype(np.intp, copy=False)
+    return shifted, np.concatenate([ids[:, :1], next_ids[:, :-1]], axis=1).astype(np.intp)
+
+
 def train(
     config: GPTConfig,
     stream: ArrayLike,
@@ -640,7 +671,8 @@ def train(
     """Train a :class:`GPT` with Adam on passages cut at random offsets of ``stream``.
 
     Each step draws ``batch_size`` passages of ``seq_len + 1`` ids at uniform random offsets
-    (:func:`~gptembed.corpus.random_passages`), so position 0 is rarely the start of a document.
+    (:func:`~gptembed.corpus.random_passages`), so position 0 is rarely the start of a document;
+    with ``config.bos`` each starts with ``<bos>`` instead (:func:`prepend_bos`).
     The learning rate follows :meth:`~gptembed.gpt_config.GPTConfig.learning_rate_at`.
     Training starts from a copy of ``model`` if one is given (left as it was: chapter 9
     fine-tunes a grown model this way), else from :func:`init_model` of ``config``;
@@ -697,11 +729,20 @@ def train(
         model,
         init_model,
         finite_step,
-        lambda seed: random_passages(ids, config.batch_size, config.seq_len, seed=seed),
+        lambda seed: _passages(ids, config, seed),
         schedule=config.learning_rate_at,
         after_step=after_step,
         frozen=() if config.scheme == "learned" else ("position_embeddings",),
     )
+
+
+def _passages(
+    ids: NDArray[np.integer], config: GPTConfig, seed: int
+) -> tuple[NDArray[np.intp], NDArray[np.intp]]:
+    """One training batch: :func:`~gptembed.corpus.random_passages`, with ``<bos>`` in front if
+    ``config.bos``."""
+    batch = random_passages(ids, config.batch_size, config.seq_len, seed=seed)
+    return prepend_bos(*batch) if config.bos else batch
 
 
 def at_length(model: GPT, seq_len: int, method: Extension | None = None, *, seed: int = 1) -> GPT:
@@ -727,5 +768,7 @@ def at_length(model: GPT, seq_len: int, method: Extension | None = None, *, seed
         )
     embedding = model.embedding.extended(seq_len, method=method or "fresh", seed=seed)
     if model.scheme != "learned":
-        embedding.position_embeddings = _position_table(model.scheme, embedding.position_embeddings)
+        embedding.position_embeddings = _position_table(
+            model.scheme, embedding.position_embeddings, model.sinusoidal_scale
+        )
     return replace(model, embedding=embedding)

@@ -17,8 +17,13 @@ import numpy as np
 
 from ._checks import check_float, check_float_dtype, check_int
 from .corpus import VOCAB_SIZE
+from .embedding import INIT_STD
 from .optim import RunConfig
 from .positions import SCHEMES, Scheme
+
+BOS_ID = VOCAB_SIZE
+"""The beginning-of-sequence id of a run with ``bos=True``: the first id past the corpus's
+characters, so it never occurs in the text."""
 
 _STORED_NAMES = {"n_layer": "n_layers", "n_head": "n_heads"}
 """Field names of runs stored before the package's one vocabulary, and their names now."""
@@ -42,6 +47,17 @@ class GPTConfig(RunConfig):
             :mod:`gptembed.gpt`); ``"none"`` stands for :class:`~gptembed.optim.RunConfig`'s
             ``use_positions=False``, which is refused.
         rotary_base: the wavelength scale of the rotary angles (10,000, as in RoPE).
+        sinusoidal_scale: what the sinusoidal table is multiplied by before it is added (used by
+            ``"sinusoidal"`` only): :data:`~gptembed.embedding.INIT_STD`, the token rows' scale
+            at initialisation, by default; chapter 10's control trains at 0.1, the trained token
+            rows' scale.
+        bos: prepend a beginning-of-sequence id, :data:`BOS_ID`, to every training window
+            (:func:`gptembed.gpt.train` drops the window's last input for it, so the window stays
+            ``seq_len`` long; :func:`gptembed.gpt.prepend_bos` does the same to held-out
+            windows). A new id rather than the corpus's end-of-text ``"\\f"``: that one also
+            occurs mid-window, while Kazemnejad et al.'s Theorem 1 (2023) needs a token that
+            stands at position 0 of every window and nowhere else. Needs ``vocab_size`` above
+            :data:`BOS_ID`, so that the token table has its row.
         warmup: steps over which the learning rate rises linearly from ``learning_rate / warmup``
             to ``learning_rate``; it then decays along a half cosine to a tenth of it by the
             last step, as nanoGPT's ``get_lr`` does.
@@ -55,8 +71,10 @@ class GPTConfig(RunConfig):
     dtype: str = "float32"
     scheme: Scheme = "learned"
     rotary_base: float = 10000.0
+    sinusoidal_scale: float = INIT_STD
     learning_rate: float = 3e-3
     warmup: int = 100
+    bos: bool = False
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -72,6 +90,14 @@ class GPTConfig(RunConfig):
         if not self.use_positions:
             raise ValueError("use_positions=False is scheme='none' here: pass that instead")
         self._check(check_float, "rotary_base", above=1)
+        self._check(check_float, "sinusoidal_scale", above=0)
+        if not isinstance(self.bos, bool):
+            raise TypeError(f"bos must be True or False, got {self.bos!r}")
+        if self.bos and self.vocab_size <= BOS_ID:
+            raise ValueError(
+                f"bos=True needs vocab_size above the <bos> id {BOS_ID} (the corpus's "
+                f"{VOCAB_SIZE} characters, then <bos>), got vocab_size {self.vocab_size}"
+            )
         if self.scheme == "rotary" and (self.embed_dim // self.n_heads) % 2:
             raise ValueError(
                 f"a rotary head's width embed_dim / n_heads must be even (it rotates pairs), got "

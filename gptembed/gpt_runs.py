@@ -18,6 +18,7 @@ from numpy.typing import DTypeLike, NDArray
 
 from ._checks import check_float_dtype
 from ._npz import READ_ERRORS, array_header, open_stored, read_stored, save_npz
+from .embedding import INIT_STD
 from .gpt import GPT, check_model, init_model
 from .gpt_config import GPTConfig
 from .positions import SCHEMES, Scheme
@@ -159,26 +160,41 @@ def stored_run(*, seed: int = 0, dtype: DTypeLike | None = None) -> StoredRun:
     return _checked(run, "learned", seed, "the stored run")
 
 
+_CONTROLS = ("bos", "scaled")
+"""Chapter 10's two controls of its five runs: ``"bos"``, every window starting with ``<bos>``
+(:attr:`GPTConfig.bos <gptembed.gpt_config.GPTConfig>`; stored for ``"none"``), and
+``"scaled"``, the sinusoidal table added at 0.1 (``sinusoidal_scale``; stored for
+``"sinusoidal"``)."""
+
+
 def stored_scheme_run(
-    scheme: Scheme, *, seed: int = 0, dtype: DTypeLike | None = None
+    scheme: Scheme, *, seed: int = 0, dtype: DTypeLike | None = None, control: str | None = None
 ) -> StoredRun:
     """The model with position scheme ``scheme`` trained on :mod:`gptembed.corpus` at 64
     characters by ``tools/train_lm.py --scheme SCHEME --seed SEED``, as stored in the package
     (``gptembed/data/scheme_SCHEME_seedSEED.npz``; the five schemes of
-    :data:`~gptembed.positions.SCHEMES`, seeds 0, 1 and 2; weights stored in float16).
+    :data:`~gptembed.positions.SCHEMES`, seeds 0, 1 and 2; weights stored in float16). With
+    ``control``, one of the two, the run of that control (``--bos`` or ``--scaled`` on
+    the command line, ``gptembed/data/scheme_CONTROL_SCHEME_seedSEED.npz``).
 
     ``dtype`` as in :func:`load`.
 
     Raises:
-        ValueError: ``scheme`` is not one of the five, no run is stored for ``seed``, or the
-            file stored for them holds another run.
+        ValueError: ``scheme`` is not one of the five, ``control`` not one of the two, no run is
+            stored for them and ``seed``, or the file stored for them holds another run.
     """
     if scheme not in SCHEMES:
         raise ValueError(f"scheme must be one of {SCHEMES}, got {scheme!r}")
-    run = read_stored(
-        f"scheme_{scheme}_seed", seed, f"stored {scheme} run", lambda file: load(file, dtype=dtype)
-    )
-    return _checked(run, scheme, seed, f"the stored {scheme} run")
+    if control is not None and control not in _CONTROLS:
+        raise ValueError(f"control must be None or one of {_CONTROLS}, got {control!r}")
+    stem = "scheme" if control is None else f"scheme_{control}"
+    what = f"stored {scheme} run" + ("" if control is None else f" with control {control!r}")
+    run = read_stored(f"{stem}_{scheme}_seed", seed, what, lambda file: load(file, dtype=dtype))
+    run = _checked(run, scheme, seed, f"the {what}")
+    controlled = {"bos": run.config.bos, "scaled": run.config.sinusoidal_scale != INIT_STD}
+    if any(controlled[name] != (name == control) for name in _CONTROLS):
+        raise ValueError(f"the {what} for seed {seed} holds another control's run")
+    return run
 
 
 def _checked(run: StoredRun, scheme: Scheme, seed: int, what: str) -> StoredRun:

@@ -15,11 +15,12 @@ from typing import Any
 import numpy as np
 import pytest
 
+from gptembed import gpt as gpt_module
 from gptembed import gpt_runs
 from gptembed._npz import npz_path
 from gptembed.corpus import held_out_stream, random_passages, train_stream
-from gptembed.gpt import GPT, evaluate, init_model, train
-from gptembed.gpt_config import GPTConfig
+from gptembed.gpt import GPT, at_length, evaluate, init_model, prepend_bos, train
+from gptembed.gpt_config import BOS_ID, GPTConfig
 from gptembed.gpt_runs import StoredRun, load, save, stored_run, stored_scheme_run
 from gptembed.positions import SCHEMES
 from tests.small_gpts import ONE_BLOCK
@@ -62,7 +63,7 @@ def test_each_stored_run_has_its_seed_and_the_same_sizes(seed: int) -> None:
 
 
 def test_the_scheme_runs_are_stored_for_five_schemes_and_three_seeds() -> None:
-    runs = sorted(p.name for p in DATA.glob("scheme_*.npz"))
+    runs = sorted(p.name for p in DATA.glob("scheme_*.npz") if not p.name.startswith(CONTROLLED))
     assert runs == sorted(f"scheme_{k}_seed{s}.npz" for k in SCHEMES for s in SEEDS)
     assert sum((DATA / name).stat().st_size for name in runs) <= 15 * 256 * 1024
     with pytest.raises(ValueError, match="scheme must be one of"):
@@ -97,6 +98,85 @@ def test_each_scheme_run_is_what_its_command_trains(scheme: str) -> None:
     spec = run.info["held_out_windows"]
     windows = random_passages(held_out_stream(), spec["windows"], 64, seed=spec["seed"])
     assert evaluate(run.model, *windows).loss == pytest.approx(run.held_out_losses[-1], abs=0.01)
+
+
+CONTROLLED = ("scheme_bos_", "scheme_scaled_")
+CONTROL_RUNS = {"bos": "none", "scaled": "sinusoidal"}
+"""Chapter 10's controls, and the scheme each is stored for."""
+
+
+def test_the_controls_are_stored_for_three_seeds_and_nothing_else() -> None:
+    runs = sorted(p.name for p in DATA.glob("scheme_*.npz") if p.name.startswith(CONTROLLED))
+    expected = [f"scheme_{c}_{k}_seed{s}.npz" for c, k in CONTROL_RUNS.items() for s in SEEDS]
+    assert runs == sorted(expected)
+    assert sum((DATA / name).stat().st_size for name in runs) <= 6 * 256 * 1024
+    with pytest.raises(ValueError, match="control must be None or one of"):
+        stored_scheme_run("none", control="eos")
+    with pytest.raises(ValueError, match="no stored rotary run with control 'bos' for seed 0"):
+        stored_scheme_run("rotary", control="bos")
+
+
+@pytest.mark.parametrize("control", sorted(CONTROL_RUNS))
+def test_each_control_run_is_what_its_command_trains(control: str) -> None:
+    """A control's config is its scheme run's but for the control; its first steps re-run match
+    the stored curve, and its float16 weights give the final held-out loss."""
+    scheme = CONTROL_RUNS[control]
+    for seed in SEEDS:
+        run = stored_scheme_run(scheme, seed=seed, control=control)  # type: ignore[arg-type]
+        plain = stored_scheme_run(scheme, seed=seed).config  # type: ignore[arg-type]
+        if control == "bos":
+            assert run.config == dataclasses.replace(plain, bos=True, vocab_size=BOS_ID + 1)
+        else:
+            assert run.config == dataclasses.replace(plain, sinusoidal_scale=0.1)
+        command = f"python tools/train_lm.py --scheme {scheme} --{control} --seed {seed}"
+        assert run.info["command"] == command
+    steps = 3
+    again = train(dataclasses.replace(run.config, steps=steps), train_stream())
+    np.testing.assert_allclose(again.losses, run.losses[:steps], rtol=1e-5)
+    spec = run.info["held_out_windows"]
+    windows = random_passages(held_out_stream(), spec["windows"], 64, seed=spec["seed"])
+    if control == "bos":
+        windows = prepend_bos(*windows)
+    assert evaluate(run.model, *windows).loss == pytest.approx(run.held_out_losses[-1], abs=0.01)
+
+
+def test_prepend_bos_puts_bos_first_and_keeps_the_length() -> None:
+    inputs, targets = np.array([[5, 6, 7]]), np.array([[6, 7, 8]])
+    x, y = prepend_bos(inputs, targets)
+    assert x.tolist() == [[BOS_ID, 5, 6]] and y.tolist() == [[5, 6, 7]]
+    with pytest.raises(ValueError, match="one shape"):
+        prepend_bos(inputs, targets[:, :2])
+    with pytest.raises(ValueError, match=f"vocab_size above the <bos> id {BOS_ID}"):
+        GPTConfig(bos=True)
+    with pytest.raises(TypeError, match="bos must be True or False"):
+        GPTConfig(bos=1)  # type: ignore[arg-type]
+
+
+def test_a_bos_config_trains_on_windows_that_start_with_bos(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    seen: list[np.ndarray] = []
+    real = gpt_module.loss_and_grads
+
+    def spy(model: GPT, inputs: np.ndarray, targets: np.ndarray) -> Any:
+        seen.append(np.asarray(inputs))
+        return real(model, inputs, targets)
+
+    monkeypatch.setattr(gpt_module, "loss_and_grads", spy)
+    config = dataclasses.replace(ONE_BLOCK, bos=True, vocab_size=BOS_ID + 1, steps=1)
+    train(config, train_stream())
+    assert (seen[0][:, 0] == BOS_ID).all() and (seen[0][:, 1:] != BOS_ID).all()
+
+
+def test_the_sinusoidal_scale_scales_the_table_and_survives_growing() -> None:
+    config = dataclasses.replace(ONE_BLOCK, scheme="sinusoidal")
+    small = init_model(config).embedding.position_embeddings
+    large_model = init_model(dataclasses.replace(config, sinusoidal_scale=0.1))
+    np.testing.assert_allclose(large_model.embedding.position_embeddings, 5 * small, rtol=1e-6)
+    grown = at_length(large_model, 2 * config.seq_len).embedding.position_embeddings
+    np.testing.assert_allclose(grown[: config.seq_len], 5 * small, rtol=1e-6)
+    with pytest.raises(ValueError, match="sinusoidal_scale"):
+        dataclasses.replace(config, sinusoidal_scale=0.0)
 
 
 def test_the_stored_weights_give_the_stored_held_out_loss() -> None:

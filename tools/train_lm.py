@@ -3,11 +3,18 @@
     .venv/bin/python tools/train_lm.py             # seed 0: gptembed/data/gpt_seed0.npz
     .venv/bin/python tools/train_lm.py --seed 1    # seeds 1 and 2: chapter 7's seed checks
     .venv/bin/python tools/train_lm.py --scheme rotary --seed 2   # chapter 10's five schemes
+    .venv/bin/python tools/train_lm.py --scheme none --bos --seed 1   # chapter 10's <bos> control
+    .venv/bin/python tools/train_lm.py --scheme sinusoidal --scaled --seed 1   # its scale control
 
 With ``--scheme`` it trains chapter 10's comparison instead: the same model and schedule at 64
 characters, with that position scheme (``learned``, ``sinusoidal``, ``rotary``, ``alibi`` or
 ``none``), stored with its weights in float16 (``gptembed/data/scheme_rotary_seed2.npz``; 15
-runs, so the package stays small) and read by ``gptembed.gpt_runs.stored_scheme_run``.
+runs, so the package stays small) and read by ``gptembed.gpt_runs.stored_scheme_run``. With
+``--bos`` as well, every window starts with a ``<bos>`` id (``GPTConfig.bos``), stored as
+``gptembed/data/scheme_bos_none_seed1.npz``; with ``--scaled`` (``--scheme sinusoidal`` only)
+the sinusoidal table is added at :data:`SCALED` rather than 0.02, stored as
+``gptembed/data/scheme_scaled_sinusoidal_seed1.npz``. ``stored_scheme_run(..., control=...)``
+reads both.
 
 The chapters never train these models: they load what this stores
 (``gptembed.gpt_runs.stored_run``), the weights, the loss of every step and the held-out loss every
@@ -36,8 +43,8 @@ from pathlib import Path
 import numpy as np
 
 from gptembed.corpus import held_out_stream, random_passages, train_stream
-from gptembed.gpt import GPT, evaluate, train
-from gptembed.gpt_config import GPTConfig
+from gptembed.gpt import GPT, evaluate, prepend_bos, train
+from gptembed.gpt_config import BOS_ID, GPTConfig
 from gptembed.gpt_runs import StoredRun, save
 from gptembed.positions import SCHEMES
 
@@ -76,14 +83,36 @@ def _cpu() -> str:
     return platform.processor() or platform.machine()
 
 
+BOS_FLAG, SCALED_FLAG = "--bos", "--scaled"
+"""The flags of chapter 10's two controls (taken off the command line before ``_cli`` parses
+it): ``<bos>`` in front of every window, and the sinusoidal table at :data:`SCALED`."""
+
+SCALED = 0.1
+"""The sinusoidal table's scale in the ``--scaled`` control: its rows then about as long as the
+learned table's after training, as the token rows are (0.02 is their length at initialisation)."""
+
+
+def _flag(name: str) -> bool:
+    """Whether ``name`` is on the command line; it is taken off it."""
+    found = name in sys.argv[1:]
+    if found:
+        sys.argv.remove(name)
+    return found
+
+
 def main() -> None:
+    bos, scaled = _flag(BOS_FLAG), _flag(SCALED_FLAG)
     seed, out, scheme = _cli.seed_and_out(
         __doc__.split("\n")[0],
         "seed of the weights and batches",
         "gpt",
         schemes=SCHEMES,
-        scheme_stem="scheme",
+        scheme_stem="scheme" + ("_bos" if bos else "") + ("_scaled" if scaled else ""),
     )
+    if (bos or scaled) and scheme is None:
+        sys.exit(f"{BOS_FLAG} and {SCALED_FLAG} need --scheme: they are chapter 10's controls")
+    if scaled and scheme != "sinusoidal":
+        sys.exit(f"{SCALED_FLAG} scales the sinusoidal table: it needs --scheme sinusoidal")
     config = replace(CONFIG, seed=seed)
     held_out = HELD_OUT
     if scheme is not None:
@@ -92,6 +121,11 @@ def main() -> None:
         held_out = random_passages(
             held_out_stream(), HELD_OUT_PASSAGES, SCHEME_LEN, seed=HELD_OUT_SEED
         )
+        if bos:
+            config = replace(config, vocab_size=BOS_ID + 1, bos=True)
+            held_out = prepend_bos(*held_out)
+        if scaled:
+            config = replace(config, sinusoidal_scale=SCALED)
     held_steps: list[int] = []
     held_losses: list[float] = []
     load_start = os.getloadavg()
@@ -113,6 +147,8 @@ def main() -> None:
     info = {
         "command": "python tools/train_lm.py"
         + ("" if scheme is None else f" --scheme {scheme}")
+        + (f" {BOS_FLAG}" if bos else "")
+        + (f" {SCALED_FLAG}" if scaled else "")
         + f" --seed {seed}",
         "seconds": round(seconds, 1),
         "finished": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),

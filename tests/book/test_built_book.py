@@ -191,7 +191,7 @@ def test_the_repository_button_uses_the_one_repository_url(docname: str) -> None
 def test_the_wheel_the_install_cell_names_is_published_with_the_book() -> None:
     """`_build/html/wheels/` holds the one wheel every chapter's first cell installs, and it is
     this checkout's package: each file byte for byte, its dependencies as pyproject says, and
-    under 5 MiB in all."""
+    under 8 MB in all (issue 37: every install cell downloads it)."""
     import zipfile
 
     from tools.install_cell import WHEEL_DIR, wheel_name
@@ -199,7 +199,7 @@ def test_the_wheel_the_install_cell_names_is_published_with_the_book() -> None:
     published = sorted(p.name for p in (BUILD / WHEEL_DIR).iterdir())
     assert published == [wheel_name()], published
     size = (BUILD / WHEEL_DIR / wheel_name()).stat().st_size
-    assert size < 5 * 1024 * 1024, f"the wheel every chapter downloads is {size:,} bytes"
+    assert size < 8_000_000, f"the wheel every chapter downloads is {size:,} bytes"
     with zipfile.ZipFile(BUILD / WHEEL_DIR / wheel_name()) as wheel:
         files = {n for n in wheel.namelist() if n.startswith("gptembed/")}
         source = {

@@ -15,17 +15,14 @@ copy, the directive becomes a sentence that says where the explorer is
 from __future__ import annotations
 
 import functools
-import json
-import shutil
 from html import escape
 from pathlib import Path
 from typing import Any
 
 from docutils import nodes
 from sphinx.application import Sphinx
-from sphinx.util.docutils import SphinxDirective
 
-from _ext.readable_downloads import add_download_text
+from _ext.page_widget import Widget, add_widget
 from gptembed.explorer import MEMORY_RULE, OPTION_SOURCES, explorer_data
 
 HERE = Path(__file__).parent
@@ -235,62 +232,21 @@ class cost_explorer(nodes.General, nodes.Element):
     """Where the explorer goes in the page."""
 
 
-class CostExplorer(SphinxDirective):
-    """``{cost-explorer}``: the explorer, at this point of the page (no arguments, no content)."""
-
-    has_content = False
-
-    def run(self) -> list[nodes.Node]:
-        return [cost_explorer()]
-
-
-def visit_html(translator: Any, node: cost_explorer) -> None:
-    translator.body.append(explorer_html(data()))
-    raise nodes.SkipNode
-
-
-def skip(translator: Any, node: cost_explorer) -> None:
-    raise nodes.SkipNode
-
-
-def add_page_files(
-    app: Sphinx, pagename: str, templatename: str, context: dict[str, Any], doctree: Any
-) -> None:
-    """Load the data, the script and the style on pages that hold an explorer, and no other."""
-    if doctree is None or not any(doctree.findall(cost_explorer)):
-        return
-    app.add_css_file(STYLE)
-    app.add_js_file(DATA)
-    app.add_js_file(SCRIPT)
-
-
-def write_files(app: Sphinx, exception: Exception | None) -> None:
-    """Write the data, and copy the script and style, into the build's ``_static``."""
-    if exception is not None or app.builder.format != "html":
-        return
-    static = Path(app.outdir) / "_static"
-    static.mkdir(parents=True, exist_ok=True)
-    text = json.dumps(data(), separators=(",", ":"))
-    (static / DATA).write_text(
-        f"// gptembed.explorer.explorer_data(), written by the book's build.\n"
-        f"window.GPTEMBED_COST_DATA = {text};\n",
-        encoding="utf8",
-    )
-    for name in (SCRIPT, STYLE):
-        shutil.copyfile(HERE / name, static / name)
-
-
 def setup(app: Sphinx) -> dict[str, Any]:
-    app.add_node(
-        cost_explorer,
-        html=(visit_html, None),
-        latex=(skip, None),
-        text=(skip, None),
-        man=(skip, None),
-        texinfo=(skip, None),
+    add_widget(
+        app,
+        Widget(
+            directive="cost-explorer",
+            node=cost_explorer,
+            html=explorer_html,
+            data=data,
+            folder=HERE,
+            script=SCRIPT,
+            style=STYLE,
+            data_file=DATA,
+            data_global="GPTEMBED_COST_DATA",
+            data_source="gptembed.explorer.explorer_data()",
+            in_download=IN_DOWNLOAD,
+        ),
     )
-    app.add_directive("cost-explorer", CostExplorer)
-    app.connect("html-page-context", add_page_files)
-    app.connect("build-finished", write_files)
-    add_download_text(app, "cost-explorer", IN_DOWNLOAD)
     return {"version": "2.0", "parallel_read_safe": True, "parallel_write_safe": True}

@@ -17,17 +17,14 @@ from __future__ import annotations
 
 import base64
 import functools
-import json
-import shutil
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 from docutils import nodes
 from sphinx.application import Sphinx
-from sphinx.util.docutils import SphinxDirective
 
-from _ext.readable_downloads import add_download_text
+from _ext.page_widget import Widget, add_widget
 from gptembed import corpus
 from gptembed.embedding import EXTENSIONS
 from gptembed.gpt import GPT, at_length
@@ -238,62 +235,21 @@ class gpt_playground(nodes.General, nodes.Element):
     """Where the playground goes in the page."""
 
 
-class GPTPlayground(SphinxDirective):
-    """``{gpt-playground}``: the playground, at this point of the page (no arguments)."""
-
-    has_content = False
-
-    def run(self) -> list[nodes.Node]:
-        return [gpt_playground()]
-
-
-def visit_html(translator: Any, node: gpt_playground) -> None:
-    translator.body.append(playground_html(playground_data()))
-    raise nodes.SkipNode
-
-
-def skip(translator: Any, node: gpt_playground) -> None:
-    raise nodes.SkipNode
-
-
-def add_page_files(
-    app: Sphinx, pagename: str, templatename: str, context: dict[str, Any], doctree: Any
-) -> None:
-    """Load the data, the script and the style on the page that holds the playground only."""
-    if doctree is None or not any(doctree.findall(gpt_playground)):
-        return
-    app.add_css_file(STYLE)
-    app.add_js_file(DATA)
-    app.add_js_file(SCRIPT)
-
-
-def write_files(app: Sphinx, exception: Exception | None) -> None:
-    """Write the data, and copy the script and style, into the build's ``_static``."""
-    if exception is not None or app.builder.format != "html":
-        return
-    static = Path(app.outdir) / "_static"
-    static.mkdir(parents=True, exist_ok=True)
-    text = json.dumps(playground_data(), separators=(",", ":"))
-    (static / DATA).write_text(
-        "// _ext/gpt_playground.py's playground_data(), written by the book's build.\n"
-        f"window.GPTEMBED_PLAYGROUND_DATA = {text};\n",
-        encoding="utf8",
-    )
-    for name in (SCRIPT, STYLE):
-        shutil.copyfile(HERE / name, static / name)
-
-
 def setup(app: Sphinx) -> dict[str, Any]:
-    app.add_node(
-        gpt_playground,
-        html=(visit_html, None),
-        latex=(skip, None),
-        text=(skip, None),
-        man=(skip, None),
-        texinfo=(skip, None),
+    add_widget(
+        app,
+        Widget(
+            directive="gpt-playground",
+            node=gpt_playground,
+            html=playground_html,
+            data=playground_data,
+            folder=HERE,
+            script=SCRIPT,
+            style=STYLE,
+            data_file=DATA,
+            data_global="GPTEMBED_PLAYGROUND_DATA",
+            data_source="_ext/gpt_playground.py's playground_data()",
+            in_download=IN_DOWNLOAD,
+        ),
     )
-    app.add_directive("gpt-playground", GPTPlayground)
-    app.connect("html-page-context", add_page_files)
-    app.connect("build-finished", write_files)
-    add_download_text(app, "gpt-playground", IN_DOWNLOAD)
     return {"version": "1.0", "parallel_read_safe": True, "parallel_write_safe": True}

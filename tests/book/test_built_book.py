@@ -11,6 +11,7 @@ from urllib.parse import unquote, urlsplit
 
 import pytest
 
+from _ext import cost_explorer, gpt_playground
 from tests.book_site import (
     BUILD,
     ROOT,
@@ -477,3 +478,25 @@ def test_each_how_we_know_dropdown_is_on_its_page_closed(docname: str) -> None:
     assert [html.unescape(title) for _, title, _ in dropdowns] == starts, docname
     assert not [title for opened, title, _ in dropdowns if opened], "a dropdown opens by itself"
     assert all(re.search(r"<(p|div)\b", body) for _, _, body in dropdowns), "an empty dropdown"
+
+
+@pytest.mark.parametrize(
+    ("directive", "files"),
+    [
+        ("cost-explorer", (cost_explorer.DATA, cost_explorer.SCRIPT, cost_explorer.STYLE)),
+        ("gpt-playground", (gpt_playground.DATA, gpt_playground.SCRIPT, gpt_playground.STYLE)),
+    ],
+)
+def test_a_widgets_files_load_only_where_the_widget_is(
+    directive: str, files: tuple[str, str, str]
+) -> None:
+    """A page widget's data, script and style (`_ext/page_widget.py`) are on the pages that hold
+    its directive and on no other."""
+    require_build()
+    pages = [name for name in toc_docnames() if f"{{{directive}}}" in source_of(name).read_text()]
+    assert pages, f"no page holds {{{directive}}}"
+    stem = files[1].removesuffix(".js")
+    for docname in toc_docnames():
+        text = built_page(docname).read_text(encoding="utf8")
+        found = set(re.findall(rf"_static/({stem}[\w.]*)", text))
+        assert found == (set(files) if docname in pages else set()), docname

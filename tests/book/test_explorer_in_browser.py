@@ -549,13 +549,3 @@ def test_built_data_is_what_the_package_computes() -> None:
     match = DATA_LINE.search(text)
     assert match, "cost_explorer_data.js does not set window.GPTEMBED_COST_DATA"
     assert json.loads(match["json"]) == explorer_data()
-
-
-def test_explorer_files_load_only_where_the_explorer_is() -> None:
-    """The explorer's data, script and style are on its page and on no other."""
-    require_build()
-    for docname in toc_docnames():
-        html = built_page(docname).read_text(encoding="utf8")
-        files = set(re.findall(r"_static/(cost_explorer[\w.]*)", html))
-        wanted = {"cost_explorer_data.js", "cost_explorer.js", "cost_explorer.css"}
-        assert files == (wanted if docname in PAGES else set()), docname

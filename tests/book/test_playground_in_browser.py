@@ -246,16 +246,6 @@ def test_built_data_is_what_the_build_exports() -> None:
     np.testing.assert_array_equal(packed, wanted)
 
 
-def test_playground_files_load_only_where_the_playground_is() -> None:
-    """The playground's data, script and style are on its page and on no other."""
-    require_build()
-    for docname in toc_docnames():
-        html = built_page(docname).read_text(encoding="utf8")
-        files = set(re.findall(r"_static/(gpt_playground[\w.]*)", html))
-        wanted = {"gpt_playground_data.js", "gpt_playground.js", "gpt_playground.css"}
-        assert files == (wanted if docname in PAGES else set()), docname
-
-
 SHOWN_DOM_JS = """root => ({
     losses: [...root.querySelectorAll('#gp-strip .gp-char')]
         .map(s => s.dataset.loss === undefined ? null : Number(s.dataset.loss)),

@@ -158,9 +158,9 @@ def test_a_bos_config_trains_on_windows_that_start_with_bos(
     seen: list[np.ndarray] = []
     real = gpt_module.loss_and_grads
 
-    def spy(model: GPT, inputs: np.ndarray, targets: np.ndarray) -> Any:
+    def spy(model: GPT, inputs: np.ndarray, targets: np.ndarray, **kwargs: Any) -> Any:
         seen.append(np.asarray(inputs))
-        return real(model, inputs, targets)
+        return real(model, inputs, targets, **kwargs)
 
     monkeypatch.setattr(gpt_module, "loss_and_grads", spy)
     config = dataclasses.replace(ONE_BLOCK, bos=True, vocab_size=BOS_ID + 1, steps=1)
@@ -214,6 +214,26 @@ def test_runs_stored_with_the_old_field_names_still_load() -> None:
     config = GPTConfig.from_stored(stored)
     assert (config.n_layers, config.n_heads) == (stored["n_layer"], stored["n_head"])
     assert GPTConfig.from_stored(dataclasses.asdict(config)) == config
+
+
+def test_the_new_fields_round_trip_and_runs_stored_without_them_still_load(
+    tmp_path: Path,
+) -> None:
+    """rotary_interpolation and max_start are in the header of a run saved with them; the
+    scheme runs stored before them name neither and load with 1 and 0."""
+    for config in (
+        dataclasses.replace(ONE_BLOCK, scheme="rotary", rotary_interpolation=2.5),
+        dataclasses.replace(ONE_BLOCK, max_start=3),
+    ):
+        save(tmp_path / "run.npz", _stored(init_model(config), config))
+        back = load(tmp_path / "run.npz")
+        assert back.config == config and back.model.max_seq_len == config.table_rows
+        assert back.model.rotary_interpolation == config.rotary_interpolation
+    with np.load(DATA / "scheme_rotary_seed0.npz") as data:
+        stored = json.loads(str(data["header"]))["config"]
+    assert not {"rotary_interpolation", "max_start"} & stored.keys()
+    config = stored_scheme_run("rotary").config
+    assert (config.rotary_interpolation, config.max_start) == (1.0, 0)
 
 
 def test_save_and_load_round_trip(tmp_path: Path) -> None:

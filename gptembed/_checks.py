@@ -86,6 +86,23 @@ def check_bool(name: str, value: object) -> bool:
     return bool(value)
 
 
+def check_rotary_interpolation(scheme: str, value: object) -> float:
+    """A rotary model's interpolation factor (``rotary_interpolation`` of the small GPT and its
+    config): a finite number >= 1, and 1 for a ``scheme`` other than ``"rotary"``.
+
+    Raises:
+        TypeError, ValueError: a value that is not a finite number >= 1, or not 1 for a scheme
+            without rotary positions to divide.
+    """
+    factor = check_float("rotary_interpolation", value, minimum=1)
+    if scheme != "rotary" and factor != 1:
+        raise ValueError(
+            f"rotary_interpolation divides rotary's positions: a {scheme!r} model has none to "
+            f"divide, so it must be 1, got {factor}"
+        )
+    return factor
+
+
 def check_float(
     name: str,
     value: object,

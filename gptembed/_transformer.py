@@ -211,6 +211,16 @@ def head_positions(positions: NDArray[np.intp]) -> NDArray[np.intp]:
     return positions if positions.ndim == 1 else positions[:, None, :]
 
 
+def turn(
+    a: Floats, at: NDArray[np.intp], base: float, interpolation: float, *, inverse: bool = False
+) -> NDArray[np.float64]:
+    """Rotary's turn of ``(B, n_heads, T, H)`` queries or keys at positions ``at`` (as
+    :func:`head_positions` gives them): :func:`~gptembed.positions.rotate` at ``at /
+    interpolation`` (position interpolation, Chen et al. 2023; the positions as they are at 1).
+    ``inverse`` turns back, as a gradient goes."""
+    return rotate(a, base, inverse, positions=at if interpolation == 1 else at / interpolation)
+
+
 QUERY_BLOCK = 64
 """How many queries :func:`attend` scores at once when it keeps no weights (the small GPT's
 ``logits`` and ``token_losses``). A block of queries reads only the keys up to its last query (the
@@ -229,6 +239,7 @@ def attend(
     scheme: Scheme,
     rotary_base: float,
     *,
+    rotary_interpolation: float = 1.0,
     keep: bool = True,
 ) -> tuple[Floats, Floats, Floats, Floats]:
     """Causal heads of ``(B, n_heads, T, H)`` queries, keys and values at ``positions`` (``(T,)``
@@ -236,6 +247,7 @@ def attend(
     ``k`` as the scores use them (rotated, for ``"rotary"``), ``probs`` the ``(B, n_heads, T,
     T)`` weights and ``heads`` ``(B, T, n_heads * H)`` the heads' outputs side by side.
 
+    Rotary turns by the angles of ``positions / rotary_interpolation`` (:func:`turn`).
     ``mask`` is ``window``'s ``(T, T)`` additive mask. Without ``keep`` the weights are worked
     out :data:`QUERY_BLOCK` queries at a time, each block against the keys up to its last query,
     and ``probs`` is an empty array.
@@ -246,8 +258,8 @@ def attend(
     if scheme == "rotary":
         if window.size is not None and window.sinks:
             query_in_cache = np.minimum(at, window.sinks + window.size - 1)
-            q_sinks = rotate(q, rotary_base, positions=query_in_cache)
-        q, k = (rotate(a, rotary_base, positions=at) for a in (q, k))
+            q_sinks = turn(q, query_in_cache, rotary_base, rotary_interpolation)
+        q, k = (turn(a, at, rotary_base, rotary_interpolation) for a in (q, k))
     bias = None
     if scheme == "alibi":
         slopes = alibi_slopes(q.shape[1])[:, None, None]  # (nh, 1, 1)

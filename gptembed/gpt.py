@@ -48,6 +48,7 @@ from ._checks import (
     check_in_range,
     check_int,
     check_integer_array,
+    check_rotary_interpolation,
     check_type,
 )
 from ._kernels import gather_add
@@ -64,6 +65,7 @@ from ._transformer import (
     linear,
     merge_heads,
     split_heads,
+    turn,
 )
 from .attention_cost import attention_scores_bytes
 from .corpus import random_passages
@@ -79,7 +81,7 @@ from .optim import (
     run_training,
     weights_rng,
 )
-from .positions import Scheme, rotate, sinusoidal_table
+from .positions import Scheme, random_start_rows, sinusoidal_table
 
 Floats: TypeAlias = NDArray[np.floating]
 """An array in the model's dtype: float32 to train, float64 to check gradients and to measure."""
@@ -96,6 +98,9 @@ class GPT(ArrayModel):
         scheme: how position enters (:attr:`~gptembed.gpt_config.GPTConfig.scheme`).
         rotary_base: the rotary angles' wavelength scale (used by ``"rotary"`` only).
         sinusoidal_scale: the sinusoidal table's factor (used by ``"sinusoidal"`` only).
+        rotary_interpolation: rotary turns position ``m`` by the angles of ``m / s`` (position
+            interpolation): ``dataclasses.replace(model, rotary_interpolation=4.0)`` runs it 4
+            times as long so, as ``rotary_base=`` :func:`~gptembed.positions.ntk_base` does.
         ln1_gain, ln1_bias: ``(n_layers, D)``, the LayerNorm before attention.
         w_attn, b_attn: ``(n_layers, D, 3D)`` and ``(n_layers, 3D)``: queries, keys and values,
             in that order, each ``n_heads`` slices of ``D / n_heads`` columns.
@@ -126,6 +131,14 @@ class GPT(ArrayModel):
     lnf_gain: Floats
     lnf_bias: Floats
     sinusoidal_scale: float = INIT_STD
+    rotary_interpolation: float = 1.0
+
+    def __post_init__(self) -> None:
+        """Refuse (here, as ``dataclasses.replace`` makes the model too) an interpolation below
+        1, or one a scheme without rotary would ignore: as its config refuses them."""
+        self.rotary_interpolation = check_rotary_interpolation(
+            self.scheme, self.rotary_interpolation
+        )
 
     @property
     def n_layers(self) -> int:
@@ -165,7 +178,7 @@ def init_model(config: GPTConfig) -> GPT:
         n_params * dtype.itemsize,
     )
     embedding = GPTStyleEmbedding(
-        config.vocab_size, config.seq_len, config.embed_dim, seed=config.seed, dtype=dtype
+        config.vocab_size, config.table_rows, config.embed_dim, seed=config.seed, dtype=dtype
     )
     embedding.position_embeddings[:] = _position_table(
         config.scheme, embedding.position_embeddings, config.sinusoidal_scale
@@ -189,15 +202,16 @@ def init_model(config: GPTConfig) -> GPT:
         scheme=config.scheme,
         rotary_base=config.rotary_base,
         sinusoidal_scale=config.sinusoidal_scale,
+        rotary_interpolation=config.rotary_interpolation,
         **arrays,
     )
 
 
 def check_model(model: GPT, config: GPTConfig) -> GPT:
     """``model``, if ``config`` could have made it: its sizes, head count, scheme, rotary base and
-    dtype are the config's (:func:`train` and :func:`~gptembed.gpt_runs.save` refuse any other: a
-    4-head rotary model trained under a 2-head ALiBi config, whose arrays have the same shapes,
-    came back trained as the config's).
+    interpolation and dtype are the config's (:func:`train` and :func:`~gptembed.gpt_runs.save`
+    refuse any other: a 4-head rotary model trained under a 2-head ALiBi config, whose arrays
+    have the same shapes, came back trained as the config's).
 
     Raises:
         TypeError: ``model`` is not a :class:`GPT`.
@@ -207,7 +221,7 @@ def check_model(model: GPT, config: GPTConfig) -> GPT:
     check_type("model", model, GPT)
     found = {
         "vocab_size": model.embedding.vocab_size,
-        "seq_len": model.max_seq_len,
+        "seq_len": model.max_seq_len - config.max_start,  # the rows past max_start's
         "n_layers": model.n_layers,
         "n_heads": model.n_heads,
         "embed_dim": model.embedding.embed_dim,
@@ -215,6 +229,7 @@ def check_model(model: GPT, config: GPTConfig) -> GPT:
         "scheme": model.scheme,
         "rotary_base": model.rotary_base,
         "sinusoidal_scale": model.sinusoidal_scale,
+        "rotary_interpolation": model.rotary_interpolation,
     }
     wrong = [
         f"{name} {value!r} (the config's {getattr(config, name)!r})"
@@ -339,8 +354,9 @@ def _attention(
         for i in range(3)
     )
     q, k, probs, heads = attend(
-        q, k, v, positions, window, mask, model.scheme, model.rotary_base, keep=keep
-    )
+        q, k, v, positions, window, mask, model.scheme, model.rotary_base,
+        rotary_interpolation=model.rotary_interpolation, keep=keep,
+    )  # fmt: skip
     out = linear(heads, model.w_attn_proj[layer])
     out += model.b_attn_proj[layer]
     return q, k, v, probs, heads, out
@@ -391,8 +407,8 @@ class _BlockBackward:
         dq = dscores @ b.k
         dk = dscores.swapaxes(-1, -2) @ b.q
         if model.scheme == "rotary":  # back through the rotations, to the projections' q and k
-            at = head_positions(self.positions)
-            dq, dk = (rotate(d, model.rotary_base, inverse=True, positions=at) for d in (dq, dk))
+            at, s = head_positions(self.positions), model.rotary_interpolation
+            dq, dk = (turn(d, at, model.rotary_base, s, inverse=True) for d in (dq, dk))
         dqkv = np.concatenate([merge_heads(d) for d in (dq, dk, dv)], axis=-1)  # (B, T, 3D)
         return self.affine(b.h1, "w_attn", "b_attn", dqkv)
 
@@ -551,10 +567,11 @@ def logits(
 
 
 def loss_and_grads(
-    model: GPT, inputs: ArrayLike, targets: ArrayLike
+    model: GPT, inputs: ArrayLike, targets: ArrayLike, *, position_ids: ArrayLike | None = None
 ) -> tuple[float, dict[str, Floats]]:
     """Mean cross-entropy (nats) of ``(B, T)`` inputs against next-token targets, and every
-    gradient, keyed and shaped as :meth:`GPT.parameters`.
+    gradient, keyed and shaped as :meth:`GPT.parameters`. ``position_ids`` as in
+    :func:`forward` (by default ``0 .. T-1``): :func:`train` moves each window's rows so.
 
     A target equal to :data:`~gptembed.optim.IGNORE` is not scored: the mean is over
     the other predictions, and the gradients are those of that mean (chapter 8 scores only the
@@ -563,9 +580,9 @@ def loss_and_grads(
 
     Raises:
         ValueError: targets of another shape than the inputs, a target outside ``[0, V)`` that is
-            not IGNORE, or every target IGNORE.
+            not IGNORE, or every target IGNORE; position ids as :func:`forward` refuses them.
     """
-    ids, positions = _checked_ids(model, inputs, 0, None)  # the one check of the ids
+    ids, positions = _checked_ids(model, inputs, 0, position_ids)  # the one check of the ids
     f = _forward(model, ids, positions, Window())
     scored = scored_positions(f.logits, targets)  # (B, T)
     loss, dscored = cross_entropy(f.logits[scored], np.asarray(targets)[scored])
@@ -672,7 +689,10 @@ def train(
 
     Each step draws ``batch_size`` passages of ``seq_len + 1`` ids at uniform random offsets
     (:func:`~gptembed.corpus.random_passages`), so position 0 is rarely the start of a document;
-    with ``config.bos`` each starts with ``<bos>`` instead (:func:`prepend_bos`).
+    with ``config.bos`` each starts with ``<bos>`` instead (:func:`prepend_bos`). With
+    ``config.max_start`` each passage reads the table from a start row drawn uniformly from
+    ``[0, max_start]``, from the batches' own random stream after the passages
+    (:func:`start_rows`).
     The learning rate follows :meth:`~gptembed.gpt_config.GPTConfig.learning_rate_at`.
     Training starts from a copy of ``model`` if one is given (left as it was: chapter 9
     fine-tunes a grown model this way), else from :func:`init_model` of ``config``;
@@ -710,11 +730,11 @@ def train(
     steps: list[float] = []
 
     def finite_step(
-        model: GPT, inputs: ArrayLike, targets: ArrayLike
+        model: GPT, inputs: ArrayLike, targets: ArrayLike, position_ids: ArrayLike | None = None
     ) -> tuple[float, dict[str, Floats]]:
         """:func:`loss_and_grads`, stopping at the first loss that is not finite: an update
         from it would make every weight NaN, and the steps after it would train nothing."""
-        loss, grads = loss_and_grads(model, inputs, targets)
+        loss, grads = loss_and_grads(model, inputs, targets, position_ids=position_ids)
         if not math.isfinite(loss):
             raise FloatingPointError(
                 f"step {len(steps)}'s loss is {loss}: training stopped there (a learning rate "
@@ -737,12 +757,16 @@ def train(
 
 
 def _passages(
-    ids: NDArray[np.integer], config: GPTConfig, seed: int
-) -> tuple[NDArray[np.intp], NDArray[np.intp]]:
+    ids: NDArray[np.integer], config: GPTConfig, seed: np.random.Generator
+) -> tuple[NDArray[np.intp], ...]:
     """One training batch: :func:`~gptembed.corpus.random_passages`, with ``<bos>`` in front if
-    ``config.bos``."""
+    ``config.bos``, and the position ids of :func:`start_rows` if ``config.max_start``."""
     batch = random_passages(ids, config.batch_size, config.seq_len, seed=seed)
-    return prepend_bos(*batch) if config.bos else batch
+    batch = prepend_bos(*batch) if config.bos else batch
+    if not config.max_start:
+        return batch
+    starts = random_start_rows(config.batch_size, config.seq_len, config.max_start, seed=seed)
+    return (*batch, starts)
 
 
 def at_length(model: GPT, seq_len: int, method: Extension | None = None, *, seed: int = 1) -> GPT:

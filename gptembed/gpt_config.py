@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from ._checks import check_float, check_float_dtype, check_int
+from ._checks import check_float, check_float_dtype, check_int, check_rotary_interpolation
 from .corpus import VOCAB_SIZE
 from .embedding import INIT_STD
 from .optim import RunConfig
@@ -35,7 +35,8 @@ class GPTConfig(RunConfig):
 
     Attributes:
         vocab_size: ``V``, rows of the token table (by default the corpus's characters).
-        seq_len: ``T``, the context length and the rows of the position table.
+        seq_len: ``T``, the context length, and the rows of the position table (with
+            ``max_start`` more).
         n_layers: blocks.
         n_heads: heads per block; ``embed_dim`` must be a multiple of it.
         embed_dim: ``D``, the width of the residual stream and of both tables.
@@ -51,6 +52,19 @@ class GPTConfig(RunConfig):
             ``"sinusoidal"`` only): :data:`~gptembed.embedding.INIT_STD`, the token rows' scale
             at initialisation, by default; chapter 10's control trains at 0.1, the trained token
             rows' scale.
+        rotary_interpolation: ``s`` of position interpolation (Chen et al. 2023,
+            arXiv:2306.15595; ``rope_scaling={"type": "linear", "factor": s}`` in Hugging Face
+            transformers): rotary turns position ``m`` by the angles of ``m / s``, so that ``s``
+            times the trained length turns through the trained angles only. 1 (no
+            interpolation) by default; a number >= 1, and 1 for every scheme but ``"rotary"``.
+        max_start: the most rows a training window's positions are moved by (randomised, or
+            shifted, absolute positions: Kiyono et al. 2021, "SHAPE", arXiv:2109.05644; Ruoss et
+            al. 2023, arXiv:2305.16843): the position table has ``seq_len + max_start`` rows,
+            and each training window reads the ``seq_len`` rows from a start row drawn
+            uniformly from ``[0, max_start]`` (:func:`gptembed.gpt.train`), so every row is
+            trained while the windows stay ``seq_len`` long. 0 (every window at row 0) by
+            default; above 0 for the absolute schemes only (``"learned"``, ``"sinusoidal"``):
+            the others see distances alone, which a shift does not change.
         bos: prepend a beginning-of-sequence id, :data:`BOS_ID`, to every training window
             (:func:`gptembed.gpt.train` drops the window's last input for it, so the window stays
             ``seq_len`` long; :func:`gptembed.gpt.prepend_bos` does the same to held-out
@@ -72,6 +86,8 @@ class GPTConfig(RunConfig):
     scheme: Scheme = "learned"
     rotary_base: float = 10000.0
     sinusoidal_scale: float = INIT_STD
+    rotary_interpolation: float = 1.0
+    max_start: int = 0
     learning_rate: float = 3e-3
     warmup: int = 100
     bos: bool = False
@@ -79,7 +95,7 @@ class GPTConfig(RunConfig):
     def __post_init__(self) -> None:
         super().__post_init__()
         self._check(check_int, "vocab_size", "seq_len", "n_layers", "n_heads", "embed_dim")
-        self._check(check_int, "warmup", minimum=0)
+        self._check(check_int, "warmup", "max_start", minimum=0)
         if self.embed_dim % self.n_heads:
             raise ValueError(
                 f"embed_dim must be a multiple of n_heads, got embed_dim {self.embed_dim} "
@@ -91,6 +107,16 @@ class GPTConfig(RunConfig):
             raise ValueError("use_positions=False is scheme='none' here: pass that instead")
         self._check(check_float, "rotary_base", above=1)
         self._check(check_float, "sinusoidal_scale", above=0)
+        self._keep(
+            "rotary_interpolation",
+            check_rotary_interpolation(self.scheme, self.rotary_interpolation),
+        )
+        if self.scheme not in ("learned", "sinusoidal") and self.max_start:
+            raise ValueError(
+                f"max_start moves an absolute scheme's table rows (learned, sinusoidal); a "
+                f"{self.scheme!r} model sees distances alone, which a shift does not change, so "
+                f"it must be 0, got {self.max_start}"
+            )
         if not isinstance(self.bos, bool):
             raise TypeError(f"bos must be True or False, got {self.bos!r}")
         if self.bos and self.vocab_size <= BOS_ID:
@@ -119,12 +145,18 @@ class GPTConfig(RunConfig):
         renamed = {_STORED_NAMES.get(name, name): value for name, value in fields.items()}
         return cls(**renamed)
 
+    @property
+    def table_rows(self) -> int:
+        """``L``, the position table's rows: ``seq_len + max_start``."""
+        return self.seq_len + self.max_start
+
     def parameter_shapes(self) -> dict[str, tuple[int, ...]]:
         """The shape of each array of the model this config makes, keyed and ordered as
         :meth:`~gptembed.gpt.GPT.parameters` (``V``, ``L``, ``D``, ``N`` the config's
-        vocab_size, seq_len, embed_dim and n_layers): what :func:`~gptembed.gpt_runs.load`
-        checks a file's arrays against before it makes the model."""
-        vocab, rows, dim, layers = self.vocab_size, self.seq_len, self.embed_dim, self.n_layers
+        vocab_size, :attr:`table_rows`, embed_dim and n_layers): what
+        :func:`~gptembed.gpt_runs.load` checks a file's arrays against before it makes the
+        model."""
+        vocab, rows, dim, layers = self.vocab_size, self.table_rows, self.embed_dim, self.n_layers
         return {
             "token_embeddings": (vocab, dim),
             "position_embeddings": (rows, dim),

@@ -160,11 +160,14 @@ def stored_run(*, seed: int = 0, dtype: DTypeLike | None = None) -> StoredRun:
     return _checked(run, "learned", seed, "the stored run")
 
 
-_CONTROLS = ("bos", "scaled")
-"""Chapter 10's two controls of its five runs: ``"bos"``, every window starting with ``<bos>``
-(:attr:`GPTConfig.bos <gptembed.gpt_config.GPTConfig>`; stored for ``"none"``), and
+_CONTROLS = ("bos", "scaled", "interpolated", "shifted")
+"""The runs chapter 10 reads beside its five: two controls, ``"bos"``, every window starting with
+``<bos>`` (:attr:`GPTConfig.bos <gptembed.gpt_config.GPTConfig>`; stored for ``"none"``), and
 ``"scaled"``, the sinusoidal table added at 0.1 (``sinusoidal_scale``; stored for
-``"sinusoidal"``)."""
+``"sinusoidal"``); and two of the field's ways past the trained length, ``"interpolated"``, the
+rotary run fine-tuned at four times its length with position interpolation
+(``rotary_interpolation``; stored for ``"rotary"``), and ``"shifted"``, the learned table
+trained with each window at a random start row (``max_start``; stored for ``"learned"``)."""
 
 
 def stored_scheme_run(
@@ -174,13 +177,17 @@ def stored_scheme_run(
     characters by ``tools/train_lm.py --scheme SCHEME --seed SEED``, as stored in the package
     (``gptembed/data/scheme_SCHEME_seedSEED.npz``; the five schemes of
     :data:`~gptembed.positions.SCHEMES`, seeds 0, 1 and 2; weights stored in float16). With
-    ``control``, one of the two, the run of that control (``--bos`` or ``--scaled`` on
-    the command line, ``gptembed/data/scheme_CONTROL_SCHEME_seedSEED.npz``).
+    ``control``, one of the four, that run (``--bos``, ``--scaled``, ``--interpolated`` or
+    ``--shifted`` on the command line, ``gptembed/data/scheme_CONTROL_SCHEME_seedSEED.npz``):
+    ``stored_scheme_run("rotary", control="interpolated")`` is the rotary run fine-tuned 200 steps
+    at 256 characters with ``rotary_interpolation`` 4, ``stored_scheme_run("learned",
+    control="shifted")`` the learned run whose 64-character windows start at rows 0 to 192 of a
+    table of 256.
 
     ``dtype`` as in :func:`load`.
 
     Raises:
-        ValueError: ``scheme`` is not one of the five, ``control`` not one of the two, no run is
+        ValueError: ``scheme`` is not one of the five, ``control`` not one of the four, no run is
             stored for them and ``seed``, or the file stored for them holds another run.
     """
     if scheme not in SCHEMES:
@@ -191,7 +198,12 @@ def stored_scheme_run(
     what = f"stored {scheme} run" + ("" if control is None else f" with control {control!r}")
     run = read_stored(f"{stem}_{scheme}_seed", seed, what, lambda file: load(file, dtype=dtype))
     run = _checked(run, scheme, seed, f"the {what}")
-    controlled = {"bos": run.config.bos, "scaled": run.config.sinusoidal_scale != INIT_STD}
+    controlled = {
+        "bos": run.config.bos,
+        "scaled": run.config.sinusoidal_scale != INIT_STD,
+        "interpolated": run.config.rotary_interpolation != 1,
+        "shifted": run.config.max_start > 0,
+    }
     if any(controlled[name] != (name == control) for name in _CONTROLS):
         raise ValueError(f"the {what} for seed {seed} holds another control's run")
     return run

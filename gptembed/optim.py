@@ -292,13 +292,14 @@ class TrainResult(Generic[Model, Config]):
     config: Config
 
 
-Batch = tuple[NDArray[np.intp], NDArray[np.intp]]
-"""``(inputs, targets)``, two ``(B, T)`` arrays of ids."""
+Batch = tuple[NDArray[np.intp], ...]
+"""``(inputs, targets)``, two ``(B, T)`` arrays of ids; a model that moves its windows' rows in
+training adds their ``(B, T)`` position ids (:func:`gptembed.gpt.train`)."""
 
 
 def _fit(
     params: dict[str, NDArray[np.floating]],
-    loss_and_grads: Callable[[NDArray[np.intp], NDArray[np.intp]], tuple[float, dict]],
+    loss_and_grads: Callable[..., tuple[float, dict]],
     next_batch: Callable[[], Batch],
     steps: int,
     learning_rate: float,
@@ -310,8 +311,8 @@ def _fit(
 
     Args:
         params: the model's arrays by name, updated in place.
-        loss_and_grads: ``(inputs, targets) -> (loss, grads)``, ``grads`` keyed like ``params``.
-        next_batch: draws the next ``(inputs, targets)``.
+        loss_and_grads: ``(*batch) -> (loss, grads)``, ``grads`` keyed like ``params``.
+        next_batch: draws the next :data:`Batch`, ``(inputs, targets)`` or more.
         steps: optimizer steps, an integer >= 0.
         learning_rate: Adam's step size, > 0.
         frozen: names of arrays that are never updated: a collection of names, not one string.
@@ -356,7 +357,7 @@ def run_training(
     config: Config,
     model: Model | None,
     init_model: Callable[[Config], Model],
-    loss_and_grads: Callable[[Model, NDArray[np.intp], NDArray[np.intp]], tuple[float, dict]],
+    loss_and_grads: Callable[..., tuple[float, dict]],
     draw_batch: Callable[..., Batch],
     *,
     schedule: Callable[[int], float] | None = None,
@@ -374,7 +375,8 @@ def run_training(
             it shares with other layers; training continues from its values with a fresh Adam.
             Starting from ``init_model(config)`` gives the same run as None, bit for bit.
         init_model: makes the fresh model of a config.
-        loss_and_grads: ``(model, inputs, targets) -> (loss, grads)``.
+        loss_and_grads: ``(model, *batch) -> (loss, grads)``: ``(model, inputs, targets)``, and
+            the batch's position ids if ``draw_batch`` gives them.
         draw_batch: ``draw_batch(seed=rng)`` draws a batch; ``rng`` is seeded by
             ``config.seed``, a stream of its own, apart from the weights'.
         schedule: ``step -> learning rate``, as in :func:`_fit`; by default ``learning_rate``.
@@ -394,7 +396,7 @@ def run_training(
     batches = batches_rng(seed=config.seed)
     losses = _fit(
         model.parameters(),
-        lambda inputs, targets: loss_and_grads(model, inputs, targets),
+        lambda *batch: loss_and_grads(model, *batch),
         lambda: draw_batch(seed=batches),
         config.steps,
         config.learning_rate,

@@ -1,10 +1,12 @@
 """Position ids, and the position signals that are not a learned table.
 
 A learned table is read at ``position_ids``; :func:`position_ids_from_mask` derives them for a
-padded batch. The other schemes of :data:`SCHEMES` are formulas: :func:`sinusoidal_table`, the
-fixed table of the original Transformer; :func:`rotate`, rotary positions (RoPE), which turn
-queries and keys; and ALiBi's linear bias on the scores (:func:`linear_bias`,
-:func:`alibi_slopes`).
+padded batch, :func:`random_start_rows` for windows trained at random start rows. The other
+schemes of :data:`SCHEMES` are formulas: :func:`sinusoidal_table`, the fixed table of the
+original Transformer; :func:`rotate`, rotary positions (RoPE), which turn
+queries and keys, with their wavelengths (:func:`rotary_wavelengths`) and the base that NTK-aware
+scaling gives a longer context (:func:`ntk_base`); and ALiBi's linear bias on the scores
+(:func:`linear_bias`, :func:`alibi_slopes`).
 """
 
 from __future__ import annotations
@@ -17,12 +19,13 @@ from numpy.typing import ArrayLike, DTypeLike, NDArray
 
 from ._checks import (
     as_array,
+    as_generator,
     as_real_array,
     check_bool,
     check_float,
     check_float_dtype,
     check_int,
-    check_integer_array,
+    check_real_array,
 )
 
 Scheme = Literal["learned", "sinusoidal", "rotary", "alibi", "none"]
@@ -79,6 +82,31 @@ def position_ids_from_mask(attention_mask: ArrayLike) -> NDArray[np.intp]:
     positions = np.cumsum(real, axis=1, dtype=np.intp) - 1  # (B, T); -1 before the first token
     positions[~real] = PAD_POSITION
     return positions
+
+
+def random_start_rows(
+    n_windows: int, seq_len: int, max_start: int, *, seed: int | np.random.Generator
+) -> NDArray[np.intp]:
+    """Position ids ``(n_windows, seq_len)`` of windows moved to random start rows: window ``b``
+    reads rows ``s_b .. s_b + seq_len - 1``, ``s_b`` drawn uniformly from ``[0, max_start]``.
+
+    Randomised (shifted) positions, as Kiyono et al. 2021 ("SHAPE", arXiv:2109.05644) and
+    Ruoss et al. 2023 (arXiv:2305.16843) train them: a table of ``seq_len + max_start`` rows is
+    trained to its last row while every window stays ``seq_len`` long
+    (:attr:`GPTConfig.max_start <gptembed.gpt_config.GPTConfig>`).
+
+    >>> random_start_rows(2, 3, 4, seed=0).tolist()
+    [[4, 5, 6], [3, 4, 5]]
+
+    Raises:
+        TypeError, ValueError: a size not an integer >= 1 (``max_start``: >= 0), or ``seed``
+            not an integer >= 0 or a Generator.
+    """
+    n_windows = check_int("n_windows", n_windows)
+    seq_len = check_int("seq_len", seq_len)
+    max_start = check_int("max_start", max_start, minimum=0)
+    starts = as_generator(seed).integers(0, max_start + 1, size=n_windows)  # (B,)
+    return (starts[:, None] + np.arange(seq_len)).astype(np.intp)
 
 
 def sinusoidal_table(
@@ -141,22 +169,27 @@ def rotate(
     ``R(i)^T R(j) = R(j - i)``. ``inverse`` rotates by ``-t * theta_i`` (the transpose), which is
     how a gradient goes back through the rotation.
 
+    A position may be fractional: position interpolation (Chen et al. 2023,
+    arXiv:2306.15595) turns position ``m`` of a longer sequence by ``m / s``, inside the range
+    of angles the model was trained on.
+
     Args:
         a: ``(..., T, H)`` queries or keys.
         base: the wavelength scale (10,000 in RoPE).
         inverse: rotate the other way.
-        positions: the position ``t`` of each row, integers >= 0 broadcastable to
-            ``a.shape[:-1]``; by default ``0 .. T-1``.
+        positions: the position ``t`` of each row, real numbers >= 0 (integers or not)
+            broadcastable to ``a.shape[:-1]``; by default ``0 .. T-1``.
 
     Returns:
         The rotated array, of ``a``'s floating dtype (integers are rotated in float64).
 
     Raises:
-        TypeError: ``a`` does not hold real numbers, ``positions`` not integers, or ``inverse``
-            is not a bool.
+        TypeError: ``a`` or ``positions`` does not hold real numbers, or ``inverse`` is not a
+            bool.
         TypeError, ValueError: ``base`` is not a finite number > 1.
         ValueError: ``a`` is not ``(..., T, H)`` with ``T >= 1`` and an even ``H >= 2``;
-            ``positions`` holds a negative number or does not broadcast to ``a.shape[:-1]``.
+            ``positions`` holds a NaN, an infinity or a negative number, or does not broadcast
+            to ``a.shape[:-1]``.
     """
     a = as_real_array("a", a, dtype=None)  # a float array as it is; integers as float64
     if a.ndim < 2 or a.shape[-2] == 0 or a.shape[-1] == 0 or a.shape[-1] % 2:
@@ -167,7 +200,7 @@ def rotate(
     if positions is None:
         sin, cos = _angles(*a.shape[-2:], base)  # (T, H/2) each
     else:
-        at = check_integer_array("positions", positions, None)
+        at = check_real_array("positions", positions)  # float64, finite
         if at.size and at.min() < 0:
             raise ValueError(f"positions must be >= 0, got {at.min()}")
         try:
@@ -180,7 +213,7 @@ def rotate(
             )
         # the angles of the positions as given (one per position, not per head): they
         # broadcast against ``a`` in the products below
-        angles = at[..., None].astype(np.float64) * _frequencies(a.shape[-1], base)
+        angles = at[..., None] * _frequencies(a.shape[-1], base)
         sin, cos = np.sin(angles), np.cos(angles)  # (..., T, H/2) each
     if check_bool("inverse", inverse):
         sin = -sin
@@ -189,6 +222,59 @@ def rotate(
     out[..., 0::2] = even * cos - odd * sin
     out[..., 1::2] = even * sin + odd * cos
     return out
+
+
+def rotary_wavelengths(head_dim: int, base: float = 10000.0) -> NDArray[np.float64]:
+    """``(H/2,)`` positions per full turn of each rotary pair, ``2 pi / theta_i``, fastest first.
+
+    Pair ``i`` turns ``theta_i = base**(-2i / H)`` radians a position (:func:`rotate`), so it
+    comes back to where it started every ``2 pi base**(2i / H)`` positions. A model trained on
+    ``T`` positions has seen every angle of the pairs whose wavelength is at most ``T``; a
+    slower pair has turned only part of its circle by ``T``, and past ``T`` it reaches angles
+    no training window showed it.
+
+    >>> rotary_wavelengths(4, base=100.0).round(2).tolist()
+    [6.28, 62.83]
+
+    Raises:
+        TypeError, ValueError: ``head_dim`` is not an even integer >= 2, or ``base`` not a
+            finite number > 1.
+    """
+    head_dim = check_int("head_dim", head_dim, minimum=2)
+    if head_dim % 2:
+        raise ValueError(f"head_dim must be even (rotary turns pairs), got {head_dim}")
+    return 2 * np.pi / _frequencies(head_dim, check_float("base", base, above=1))
+
+
+def ntk_base(base: float, factor: float, head_dim: int) -> float:
+    """The rotary base that NTK-aware scaling gives a model run ``factor`` times longer than it
+    was trained, without training: ``base * factor**(H / (H - 2))``.
+
+    The rule of bloc97 (2023), as YaRN states it (Peng et al. 2023, arXiv:2309.00071, section
+    3.1): the fastest pair keeps its rate, one radian a position, so the model still tells
+    neighbours apart, while the slowest pair (``i = H/2 - 1``) turns ``factor`` times more
+    slowly, as position interpolation would turn it; the pairs between slow down by less the
+    faster they are. Set it with ``dataclasses.replace(model, rotary_base=ntk_base(...))``.
+
+    >>> round(ntk_base(10000.0, 4.0, 16))
+    48761
+
+    Args:
+        base: the base the model was trained with, a finite number > 1.
+        factor: ``s``, how many times the trained length the model is to run, a finite
+            number >= 1 (1 keeps ``base``).
+        head_dim: ``H``, the width of a head, an even integer >= 4 (with one pair, ``H = 2``,
+            the fastest pair is the slowest and the rule has no answer).
+
+    Raises:
+        TypeError, ValueError: an argument outside its range.
+    """
+    base = check_float("base", base, above=1)
+    factor = check_float("factor", factor, minimum=1)
+    head_dim = check_int("head_dim", head_dim, minimum=4)
+    if head_dim % 2:
+        raise ValueError(f"head_dim must be even (rotary turns pairs), got {head_dim}")
+    return base * factor ** (head_dim / (head_dim - 2))
 
 
 def linear_bias(seq_len: int, slope: float) -> NDArray[np.float64]:

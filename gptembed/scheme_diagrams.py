@@ -1,8 +1,8 @@
-"""Diagrams of the computed position schemes: sinusoidal clocks, rotary's turn and ALiBi's bias.
+"""Diagrams of the position schemes: sinusoidal clocks, rotary's turn and wavelengths, ALiBi's bias.
 
 Pictures of the ideas, drawn from :mod:`gptembed.positions`' own arithmetic in the idiom of
 :mod:`gptembed.plotting` (:func:`plot_sinusoidal_clocks`, :func:`plot_rotary_rotation`,
-:func:`plot_alibi_bias`). Each
+:func:`plot_rotary_wavelengths`, :func:`plot_alibi_bias`). Each
 ``plot_<idea>`` has a ``describe_<idea>`` taking the same data: the same picture in words, one
 paragraph for a figure's alt text (``mystnb.image.alt``), its numbers computed as the picture's.
 """
@@ -46,12 +46,13 @@ from ._figures import (
     PALETTE,
     canvas,
     cells,
+    figure_and_axes,
     figure_and_panels,
     new_figure,
     put_text,
     word_list,
 )
-from .positions import alibi_slopes, linear_bias, rotate, sinusoidal_table
+from .positions import alibi_slopes, linear_bias, rotary_wavelengths, rotate, sinusoidal_table
 
 _RED_TEXT = "#a64500"  # the vermillion darkened for text: 6:1 on white (the vermillion is 3.9:1)
 
@@ -77,8 +78,7 @@ class _SinusoidalClocks:
     @property
     def wavelengths(self) -> NDArray[np.float64]:
         """``(D/2,)`` positions per full turn of each pair, ``2 pi / theta_p``."""
-        width = self.table.shape[1]
-        return 2 * np.pi * self.base ** (np.arange(0, width, 2) / width)
+        return rotary_wavelengths(self.table.shape[1], self.base)
 
 
 def _sinusoidal_clocks(
@@ -514,6 +514,140 @@ def describe_rotary_rotation(
             f"sits: query and key are turned together, so only i {MINUS} j counts."
         )
     return text
+
+
+# Rotary's wavelengths: which pairs turn a full circle within the trained length.
+
+_WAVELENGTHS_FIGSIZE = (7.0, 3.4)
+"""Width and height in inches of :func:`plot_rotary_wavelengths`."""
+
+
+def _rotary_wavelengths(
+    head_dim: int, base: float, seq_len: int, scaled_base: float | None
+) -> tuple[int, list[float], list[NDArray[np.float64]]]:
+    """:func:`plot_rotary_wavelengths`' inputs, checked: ``(seq_len, bases, wavelengths)``, the
+    base and the scaled base if given, and each one's ``(H/2,)`` wavelengths."""
+    head_dim = check_int_in_range("head_dim", head_dim, 2, 64)  # 32 pairs, each still a tick
+    seq_len = check_int("seq_len", seq_len)
+    bases = [check_float("base", base, above=1)]
+    if scaled_base is not None:
+        bases.append(check_float("scaled_base", scaled_base, above=1))
+    return seq_len, bases, [rotary_wavelengths(head_dim, b) for b in bases]  # H even
+
+
+def plot_rotary_wavelengths(
+    head_dim: int = 16,
+    base: float = 10000.0,
+    seq_len: int = 64,
+    *,
+    scaled_base: float | None = None,
+    ax: Axes | None = None,
+) -> Figure:
+    """Each rotary pair's wavelength against the trained length: which meet new angles past it.
+
+    Pair ``i`` of a head turns ``theta_i = base**(-2i / H)`` radians a position
+    (:func:`~gptembed.positions.rotate`), a full circle every ``2 pi / theta_i`` positions
+    (:func:`~gptembed.positions.rotary_wavelengths`): one marker per pair, on a log axis, beside
+    lines at ``T``, ``2T`` and ``4T`` (dashed, dash-dotted, dotted). A pair below ``T`` has
+    turned full circles within the windows the model trained on, so it meets no angle past ``T``
+    it has not seen; a pair above it reaches new angles past it. With ``scaled_base`` (such as
+    :func:`~gptembed.positions.ntk_base`'s), that base's wavelengths beside the first's.
+    :func:`describe_rotary_wavelengths` says the same in words.
+
+    >>> fig = plot_rotary_wavelengths(8, 100.0, 16, scaled_base=400.0)
+    >>> [line.get_label() for line in fig.axes[0].get_lines()[:2]]
+    ['base 100', 'base 400']
+
+    Args:
+        head_dim: ``H``, the width of a head, even, 2 to 64.
+        base: the rotary base (10,000 in RoPE).
+        seq_len: ``T``, the trained length, an integer >= 1.
+        scaled_base: a second base to draw beside the first, a finite number > 1, or None.
+        ax: axes to draw on; by default a new :data:`_WAVELENGTHS_FIGSIZE` figure.
+
+    Returns:
+        The figure. Its axes' first line, labelled ``"base 10,000"``, has the pairs ``0 ..
+        H/2 - 1`` as x and their wavelengths as y; with ``scaled_base`` the second line is that
+        base's, its x shifted right by 0.15 (the first's left by as much); then the lengths,
+        horizontal lines labelled ``"T = 64"``, ``"2T = 128"`` and ``"4T = 256"``.
+
+    Raises:
+        TypeError, ValueError: ``head_dim`` not an even integer in ``[2, 64]``, ``seq_len`` not
+            an integer >= 1, or a base not a finite number > 1.
+    """
+    seq_len, bases, wavelengths = _rotary_wavelengths(head_dim, base, seq_len, scaled_base)
+    fig, ax = figure_and_axes(_WAVELENGTHS_FIGSIZE, ax=ax)
+    pairs = np.arange(len(wavelengths[0]))
+    shift = 0.15 if len(bases) == 2 else 0.0
+    styles = (("o", PALETTE["blue"], -shift), ("s", PALETTE["vermillion"], shift))
+    for b, waves, (marker, colour, dx) in zip(bases, wavelengths, styles, strict=False):
+        label = f"base {b:,.0f}"
+        ax.plot(pairs + dx, waves, marker=marker, color=colour, lw=1.0, ms=6, label=label)
+    for times, style in ((1, "--"), (2, "-."), (4, ":")):
+        label = f"{'' if times == 1 else times}T = {times * seq_len:,}"
+        ax.axhline(times * seq_len, color=PALETTE["black"], ls=style, lw=1.0, label=label)
+        ax.annotate(
+            label, xy=(1.0, times * seq_len), xycoords=("axes fraction", "data"), xytext=(4, 0),
+            textcoords="offset points", va="center", fontsize=DIAGRAM_FONTSIZE,
+        )  # fmt: skip
+    ax.set_yscale("log")
+    ax.set_xticks(pairs[:: max(1, len(pairs) // 16)])  # 16 ticks at most: their labels fit
+    ax.set_xlabel("pair i (dimensions 2i and 2i + 1), fastest first", fontsize=DIAGRAM_FONTSIZE)
+    ax.set_ylabel(r"wavelength $2\pi / \theta_i$ (positions)", fontsize=DIAGRAM_FONTSIZE)
+    title = f"rotary wavelengths, H = {2 * len(pairs)}: below T a pair has turned full circles"
+    ax.set_title(title, fontsize=DIAGRAM_FONTSIZE)
+    ax.tick_params(labelsize=DIAGRAM_FONTSIZE)
+    ax.legend(handles=ax.get_lines()[: len(bases)], loc="upper left", fontsize=DIAGRAM_FONTSIZE)
+    return fig
+
+
+def describe_rotary_wavelengths(
+    head_dim: int = 16,
+    base: float = 10000.0,
+    seq_len: int = 64,
+    *,
+    scaled_base: float | None = None,
+) -> str:
+    """:func:`plot_rotary_wavelengths` in words, one paragraph for its alt text (same arguments).
+
+    Raises:
+        TypeError, ValueError: as :func:`plot_rotary_wavelengths`.
+    """
+    length, bases, (waves, *scaled) = _rotary_wavelengths(head_dim, base, seq_len, scaled_base)
+    n_pairs = len(waves)
+    pairs = "its one rotary pair" if n_pairs == 1 else f"each of the {n_pairs} rotary pairs"
+    text = (
+        f"A chart, log scale, of the wavelength of {pairs} of a head of width {2 * n_pairs} "
+        f"with base {bases[0]:,.0f} (circles), fastest first: {_lengths(waves)} positions; "
+        f"horizontal lines mark T = {length}, 2T = {2 * length} and 4T = {4 * length}. "
+    )
+    turned = int((waves <= length).sum())  # the fastest pairs, which turn fully within T
+    if turned == n_pairs:
+        text += "Every pair turns full circles within T, so none meets a new angle past T."
+    elif turned == 0:
+        text += "No pair turns a full circle within T: every pair meets new angles past T."
+    else:
+        fast = "Pair 0 turns" if turned == 1 else f"Pairs 0 to {turned - 1} turn"
+        slow = f"pair {turned}" if turned == n_pairs - 1 else f"pairs {turned} to {n_pairs - 1}"
+        text += (
+            f"{fast} full circles within T; {slow} turn only part of a circle by T, so only "
+            "they meet angles past T that no training window showed."
+        )
+    if not scaled:
+        return text
+    text += f" Beside them (squares), base {bases[1]:,.0f}: pair 0 keeps its {_lengths(waves[:1])}"
+    if n_pairs > 1:
+        text += (
+            f", and each slower pair's grows, the slowest's {scaled[0][-1] / waves[-1]:.3g} "
+            f"times, to {_lengths(scaled[0][-1:])}"
+        )
+    within = int((scaled[0] <= 4 * length).sum())
+    return text + f"; {within} of {n_pairs} turn full circles within 4T."
+
+
+def _lengths(waves: NDArray[np.float64]) -> str:
+    """Wavelengths in words: 3 significant digits below 1,000, whole positions above."""
+    return word_list([f"{w:.3g}" if w < 1000 else f"{w:,.0f}" for w in waves])
 
 
 # ALiBi: a bias on the scores that falls with distance, at a slope per head.

@@ -26,7 +26,7 @@ from gptembed.gpt import (
 )
 from gptembed.gpt_config import GPTConfig
 from gptembed.optim import IGNORE, cross_entropy, losses_of_logits
-from gptembed.positions import SCHEMES, sinusoidal_table
+from gptembed.positions import SCHEMES, ntk_base, sinusoidal_table
 from tests.gradcheck import numerical_grad
 from tests.small_gpts import ONE_BLOCK, TINY, batch, perturbed
 
@@ -56,6 +56,52 @@ def test_every_gradient_matches_finite_differences(scheme: str, name: str) -> No
     assert np.abs(numeric).max() > 1e-3, "the check needs gradients that are not ~0"
     assert grads[name].shape == model.parameters()[name].shape
     np.testing.assert_allclose(grads[name], numeric, rtol=1e-5, atol=1e-8)
+
+
+EXTENDED = {
+    "interpolated": {"rotary_interpolation": 2.5},  # fractional positions: t / 2.5
+    "ntk": {"rotary_base": ntk_base(10000.0, 4.0, TINY.embed_dim // TINY.n_heads)},
+}
+"""The two ways past the trained length that change a rotary model's arithmetic."""
+
+
+@pytest.mark.parametrize(
+    ("extension", "name"), [(e, name) for e in EXTENDED for name in SCHEME_PATH]
+)
+def test_the_gradients_of_an_extended_rotary_model_match_finite_differences(
+    extension: str, name: str
+) -> None:
+    """Position interpolation (each position divided by 2.5, so fractional) and an NTK base:
+    every gradient that passes through the rotations, against finite differences."""
+    model = dataclasses.replace(perturbed(dataclasses.replace(TINY, scheme="rotary")),
+                                **EXTENDED[extension])  # fmt: skip
+    inputs, targets = batch()
+    _, grads = loss_and_grads(model, inputs, targets)
+    numeric = numerical_grad(
+        lambda: token_losses(model, inputs, targets).mean(), model.parameters()[name]
+    )
+    assert np.abs(numeric).max() > 1e-3, "the check needs gradients that are not ~0"
+    np.testing.assert_allclose(grads[name], numeric, rtol=1e-5, atol=1e-8)
+
+
+@pytest.mark.parametrize("name", ["token_embeddings", "position_embeddings", "w_attn", "w_fc"])
+def test_the_gradients_at_moved_start_rows_match_finite_differences(name: str) -> None:
+    """Training with random start rows (2-D position ids into a table longer than the window):
+    the gradients that loss_and_grads returns for those ids, against finite differences."""
+    config = dataclasses.replace(TINY, max_start=6)  # 11 rows, windows of 5
+    model = perturbed(config)
+    inputs, targets = batch(config)
+    ids = np.array([[6, 7, 8, 9, 10], [0, 1, 2, 3, 4], [3, 4, 5, 6, 7]])
+    _, grads = loss_and_grads(model, inputs, targets, position_ids=ids)
+    numeric = numerical_grad(
+        lambda: token_losses(model, inputs, targets, position_ids=ids).mean(),
+        model.parameters()[name],
+    )
+    np.testing.assert_allclose(grads[name], numeric, rtol=1e-5, atol=1e-8)
+    if name == "position_embeddings":  # rows 0 to 10 all read, and each by its own ids only
+        assert (np.abs(grads[name]).sum(axis=1) > 0).all()
+        _, at_zero = loss_and_grads(model, inputs, targets)
+        assert not np.abs(at_zero[name][5:]).any()
 
 
 def test_ignored_targets_are_not_scored_and_their_gradient_is_the_scored_mean() -> None:
@@ -252,6 +298,89 @@ def test_relative_schemes_see_only_distances() -> None:
         assert same == (scheme in ("rotary", "alibi", "none")), scheme
 
 
+def test_position_interpolation_divides_every_position_by_its_factor() -> None:
+    """A rotary model with interpolation 3, its ids at positions 0, 3, 6, ..., gives the logits
+    the plain model gives at 0, 1, 2, ...: each position is turned by the angles of a third of
+    it (and at its own positions, others); growing the table keeps the factor."""
+    plain = perturbed(dataclasses.replace(TINY, scheme="rotary"))
+    plain.embedding.position_embeddings[:] = 0.0  # as the scheme keeps it (perturbed moved it)
+    squeezed = dataclasses.replace(at_length(plain, 13), rotary_interpolation=3.0)
+    inputs, _ = batch()
+    np.testing.assert_allclose(
+        logits(squeezed, inputs, position_ids=3 * np.arange(5)), logits(plain, inputs),
+        rtol=1e-12, atol=1e-12,
+    )  # fmt: skip
+    assert not np.allclose(logits(squeezed, inputs), logits(plain, inputs))
+    assert at_length(squeezed, 20).rotary_interpolation == 3.0
+
+
+def test_rotary_interpolation_is_refused_where_it_has_no_meaning() -> None:
+    learned = init_model(TINY)
+    rotary = init_model(dataclasses.replace(TINY, scheme="rotary"))
+    for value, error, message in [
+        (0.5, ValueError, "rotary_interpolation must be a finite number >= 1, got 0.5"),
+        (math.nan, ValueError, "rotary_interpolation must be a finite number >= 1, got nan"),
+        ("4", TypeError, "rotary_interpolation must be a number >= 1, got '4'"),
+    ]:
+        with pytest.raises(error, match=message):
+            dataclasses.replace(rotary, rotary_interpolation=value)
+        with pytest.raises(error, match=message):
+            dataclasses.replace(TINY, scheme="rotary", rotary_interpolation=value)
+    refused = r"a 'learned' model has none to divide, so it must be 1, got 4.0"
+    with pytest.raises(ValueError, match=refused):
+        dataclasses.replace(learned, rotary_interpolation=4.0)
+    with pytest.raises(ValueError, match=refused):
+        dataclasses.replace(TINY, rotary_interpolation=4.0)
+
+
+def test_training_at_moved_start_rows_reads_every_row_of_the_table(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """With max_start, each training window reads seq_len rows from a start row drawn
+    uniformly from [0, max_start], per window and from the batches' seed; every row of the
+    table is trained; with max_start 0 no position ids are passed (row 0 first)."""
+    seen: list[Any] = []
+    real = gpt.loss_and_grads
+
+    def spy(model: gpt.GPT, inputs: np.ndarray, targets: np.ndarray, **kwargs: Any) -> Any:
+        seen.append(kwargs["position_ids"])
+        return real(model, inputs, targets, **kwargs)
+
+    monkeypatch.setattr(gpt, "loss_and_grads", spy)
+    config = dataclasses.replace(ONE_BLOCK, max_start=12, steps=30, batch_size=8)
+    stream = np.tile(np.arange(7), 40)
+    run = train(config, stream)
+    assert run.model.max_seq_len == 20 and len(seen) == 30
+    ids = np.stack(seen)  # (steps, B, T)
+    np.testing.assert_array_equal(np.diff(ids, axis=-1), 1)  # windows stay contiguous
+    starts = ids[..., 0]
+    assert starts.min() == 0 and starts.max() == 12
+    assert len(set(starts[0])) > 1  # per window, not per batch
+    moved = run.model.embedding.position_embeddings != run.initial_positions
+    assert moved.any(axis=1).all()  # every row trained
+    seen.clear()
+    again = train(config, stream)
+    np.testing.assert_array_equal(np.stack(seen), ids)
+    np.testing.assert_array_equal(again.losses, run.losses)
+    seen.clear()
+    train(dataclasses.replace(config, max_start=0, steps=2), stream)
+    assert seen == [None, None]
+
+
+def test_max_start_is_for_the_absolute_schemes() -> None:
+    config = dataclasses.replace(TINY, max_start=3)
+    assert init_model(config).max_seq_len == 8 and config.table_rows == 8
+    sinusoidal = init_model(dataclasses.replace(config, scheme="sinusoidal"))
+    np.testing.assert_allclose(
+        sinusoidal.embedding.position_embeddings, 0.02 * sinusoidal_table(8, 8)
+    )
+    for scheme in ("rotary", "alibi", "none"):
+        with pytest.raises(ValueError, match=f"a {scheme!r} model sees distances alone"):
+            dataclasses.replace(config, scheme=scheme)
+    with pytest.raises(ValueError, match="max_start must be an integer >= 0, got -1"):
+        dataclasses.replace(TINY, max_start=-1)
+
+
 @pytest.mark.parametrize("scheme", ["rotary", "alibi", "none"])
 def test_a_window_is_the_last_keys_and_its_sinks_sit_at_cache_positions(scheme: str) -> None:
     """In one block, a window of W keys at query i gives the logits of the W ids ending at i
@@ -445,6 +574,7 @@ def test_more_sinks_than_keys_are_refused_and_sinks_past_a_block_score_as_in_one
         ({"vocab_size": 9}, r"vocab_size 7 \(the config's 9\)"),
         ({"embed_dim": 16}, r"embed_dim 8 \(the config's 16\)"),
         ({"n_layers": 2}, r"n_layers 1 \(the config's 2\)"),
+        ({"rotary_interpolation": 4.0}, r"rotary_interpolation 1.0 \(the config's 4.0\)"),
     ],
 )
 def test_training_refuses_a_model_its_config_did_not_build(

@@ -100,44 +100,85 @@ def test_each_scheme_run_is_what_its_command_trains(scheme: str) -> None:
     assert evaluate(run.model, *windows).loss == pytest.approx(run.held_out_losses[-1], abs=0.01)
 
 
-CONTROLLED = ("scheme_bos_", "scheme_scaled_")
-CONTROL_RUNS = {"bos": "none", "scaled": "sinusoidal"}
-"""Chapter 10's controls, and the scheme each is stored for."""
+CONTROLLED = ("scheme_bos_", "scheme_scaled_", "scheme_interpolated_", "scheme_shifted_")
+CONTROL_RUNS = {
+    "bos": "none",
+    "scaled": "sinusoidal",
+    "interpolated": "rotary",
+    "shifted": "learned",
+}
+"""Chapter 10's controls and ways past the trained length, and the scheme each is stored for."""
+
+CONTROL_CHANGES: dict[str, dict[str, Any]] = {
+    "bos": {"bos": True, "vocab_size": BOS_ID + 1},
+    "scaled": {"sinusoidal_scale": 0.1},
+    "interpolated": {
+        "seq_len": 256,
+        "batch_size": 8,
+        "rotary_interpolation": 4.0,
+        "steps": 200,
+        "warmup": 20,
+    },
+    "shifted": {"max_start": 192},
+}
+"""How each run's config differs from its scheme run's."""
 
 
 def test_the_controls_are_stored_for_three_seeds_and_nothing_else() -> None:
     runs = sorted(p.name for p in DATA.glob("scheme_*.npz") if p.name.startswith(CONTROLLED))
     expected = [f"scheme_{c}_{k}_seed{s}.npz" for c, k in CONTROL_RUNS.items() for s in SEEDS]
     assert runs == sorted(expected)
-    assert sum((DATA / name).stat().st_size for name in runs) <= 6 * 256 * 1024
+    assert sum((DATA / name).stat().st_size for name in runs) <= len(runs) * 280 * 1024
     with pytest.raises(ValueError, match="control must be None or one of"):
         stored_scheme_run("none", control="eos")
     with pytest.raises(ValueError, match="no stored rotary run with control 'bos' for seed 0"):
         stored_scheme_run("rotary", control="bos")
+    with pytest.raises(ValueError, match="no stored alibi run with control 'shifted' for seed 0"):
+        stored_scheme_run("alibi", control="shifted")
+    with pytest.raises(ValueError, match="no stored rotary run with control 'interpolated' for "
+                       "seed 3"):  # fmt: skip
+        stored_scheme_run("rotary", seed=3, control="interpolated")
+
+
+def _control_windows(run: StoredRun, control: str) -> tuple[np.ndarray, np.ndarray]:
+    """The held-out windows a control run's curve was measured on, as its info names them."""
+    spec = run.info["held_out_windows"]
+    length = run.config.seq_len
+    windows = random_passages(held_out_stream(), spec["windows"], length, seed=spec["seed"])
+    return prepend_bos(*windows) if control == "bos" else windows
+
+
+def _control_start(run: StoredRun, control: str) -> GPT | None:
+    """Where a control run's training started: the stored rotary run, interpolated and grown
+    to the fine-tune's length, for ``"interpolated"``; a fresh model (None) for the others."""
+    if control != "interpolated":
+        return None
+    rotary = stored_scheme_run("rotary", seed=run.config.seed).model
+    return at_length(dataclasses.replace(rotary, rotary_interpolation=4.0), run.config.seq_len)
 
 
 @pytest.mark.parametrize("control", sorted(CONTROL_RUNS))
 def test_each_control_run_is_what_its_command_trains(control: str) -> None:
-    """A control's config is its scheme run's but for the control; its first steps re-run match
-    the stored curve, and its float16 weights give the final held-out loss."""
+    """A control's config is its scheme run's but for the control (the fine-tune of
+    ``--interpolated``: its length, batch, factor and schedule); its first steps re-run, from a
+    fresh model or from the stored rotary run, match the stored curve, and its float16 weights
+    give the final held-out loss."""
     scheme = CONTROL_RUNS[control]
     for seed in SEEDS:
         run = stored_scheme_run(scheme, seed=seed, control=control)  # type: ignore[arg-type]
         plain = stored_scheme_run(scheme, seed=seed).config  # type: ignore[arg-type]
-        if control == "bos":
-            assert run.config == dataclasses.replace(plain, bos=True, vocab_size=BOS_ID + 1)
-        else:
-            assert run.config == dataclasses.replace(plain, sinusoidal_scale=0.1)
+        assert run.config == dataclasses.replace(plain, **CONTROL_CHANGES[control])
         command = f"python tools/train_lm.py --scheme {scheme} --{control} --seed {seed}"
         assert run.info["command"] == command
+        assert len(run.losses) == run.config.steps == run.held_out_steps[-1]
     steps = 3
-    again = train(dataclasses.replace(run.config, steps=steps), train_stream())
+    start = _control_start(run, control)
+    again = train(dataclasses.replace(run.config, steps=steps), train_stream(), start)
     np.testing.assert_allclose(again.losses, run.losses[:steps], rtol=1e-5)
-    spec = run.info["held_out_windows"]
-    windows = random_passages(held_out_stream(), spec["windows"], 64, seed=spec["seed"])
-    if control == "bos":
-        windows = prepend_bos(*windows)
+    windows = _control_windows(run, control)
     assert evaluate(run.model, *windows).loss == pytest.approx(run.held_out_losses[-1], abs=0.01)
+    if start is not None:  # the fine-tune's curve starts at step 0, before the first update
+        assert run.held_out_steps.tolist() == list(range(0, 201, 20))
 
 
 def test_prepend_bos_puts_bos_first_and_keeps_the_length() -> None:
@@ -158,9 +199,9 @@ def test_a_bos_config_trains_on_windows_that_start_with_bos(
     seen: list[np.ndarray] = []
     real = gpt_module.loss_and_grads
 
-    def spy(model: GPT, inputs: np.ndarray, targets: np.ndarray) -> Any:
+    def spy(model: GPT, inputs: np.ndarray, targets: np.ndarray, **kwargs: Any) -> Any:
         seen.append(np.asarray(inputs))
-        return real(model, inputs, targets)
+        return real(model, inputs, targets, **kwargs)
 
     monkeypatch.setattr(gpt_module, "loss_and_grads", spy)
     config = dataclasses.replace(ONE_BLOCK, bos=True, vocab_size=BOS_ID + 1, steps=1)
@@ -214,6 +255,26 @@ def test_runs_stored_with_the_old_field_names_still_load() -> None:
     config = GPTConfig.from_stored(stored)
     assert (config.n_layers, config.n_heads) == (stored["n_layer"], stored["n_head"])
     assert GPTConfig.from_stored(dataclasses.asdict(config)) == config
+
+
+def test_the_new_fields_round_trip_and_runs_stored_without_them_still_load(
+    tmp_path: Path,
+) -> None:
+    """rotary_interpolation and max_start are in the header of a run saved with them; the
+    scheme runs stored before them name neither and load with 1 and 0."""
+    for config in (
+        dataclasses.replace(ONE_BLOCK, scheme="rotary", rotary_interpolation=2.5),
+        dataclasses.replace(ONE_BLOCK, max_start=3),
+    ):
+        save(tmp_path / "run.npz", _stored(init_model(config), config))
+        back = load(tmp_path / "run.npz")
+        assert back.config == config and back.model.max_seq_len == config.table_rows
+        assert back.model.rotary_interpolation == config.rotary_interpolation
+    with np.load(DATA / "scheme_rotary_seed0.npz") as data:
+        stored = json.loads(str(data["header"]))["config"]
+    assert not {"rotary_interpolation", "max_start"} & stored.keys()
+    config = stored_scheme_run("rotary").config
+    assert (config.rotary_interpolation, config.max_start) == (1.0, 0)
 
 
 def test_save_and_load_round_trip(tmp_path: Path) -> None:
@@ -367,6 +428,41 @@ def test_train_lm_with_a_scheme_trains_that_scheme_and_stores_it_in_float16(
         assert data["w_attn"].dtype == np.float16
 
 
+def test_train_lm_shifted_trains_a_longer_table_at_moved_starts(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    tool = _tiny_train_lm(tmp_path, monkeypatch, "run.npz")
+    monkeypatch.setattr(tool, "SCHEME_LEN", 6)
+    monkeypatch.setattr(tool, "SHIFTED_ROWS", 18)
+    monkeypatch.setattr(sys, "argv", ["train_lm.py", "--scheme", "learned", "--shifted"])
+    monkeypatch.setattr(tool._cli, "DATA", tmp_path)
+    tool.main()
+    run = load(tmp_path / "scheme_shifted_learned_seed0.npz")
+    assert (run.config.seq_len, run.config.max_start, run.model.max_seq_len) == (6, 18, 24)
+    assert run.info["command"] == "python tools/train_lm.py --scheme learned --shifted --seed 0"
+
+
+def test_train_lm_interpolated_fine_tunes_the_stored_rotary_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """--interpolated starts from the stored rotary run of the seed (here a tiny one),
+    interpolated by 4 at 4 times its length, and measures its held-out loss from step 0."""
+    tool = _tiny_train_lm(tmp_path, monkeypatch, "run.npz")
+    tiny = dataclasses.replace(tool.CONFIG, scheme="rotary", seq_len=6, seed=1)
+    stored = _stored(init_model(tiny), tiny)
+    monkeypatch.setattr(tool, "stored_scheme_run", lambda scheme, seed: stored)
+    monkeypatch.setattr(sys, "argv", ["train_lm.py", "--scheme", "rotary", "--interpolated",
+                                      "--seed", "1"])  # fmt: skip
+    monkeypatch.setattr(tool._cli, "DATA", tmp_path)
+    tool.main()
+    run = load(tmp_path / "scheme_interpolated_rotary_seed1.npz")
+    assert (run.config.seq_len, run.config.rotary_interpolation) == (24, 4.0)
+    assert run.held_out_steps.tolist() == list(range(0, 201, 20))
+    assert run.info["command"] == (
+        "python tools/train_lm.py --scheme rotary --interpolated --seed 1"
+    )
+
+
 def test_ctrl_c_while_train_lm_trains_leaves_the_stored_file_as_it_was(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -502,3 +598,5 @@ def test_a_stored_scheme_run_is_the_scheme_and_seed_asked_for(
         stored_scheme_run("learned", seed=2)
     with pytest.raises(ValueError, match=r"the stored run for seed 1 holds seed 0's"):
         stored_run(seed=1)
+    with pytest.raises(ValueError, match=r"control 'shifted' for seed 0 holds another control's"):
+        stored_scheme_run("learned", control="shifted")

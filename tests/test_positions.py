@@ -1,4 +1,5 @@
-"""Position ids from an attention mask, and the fixed sinusoidal table."""
+"""Position ids from an attention mask, the fixed sinusoidal table, rotary's turn (at any real
+position), its wavelengths and the NTK base, and ALiBi's bias."""
 
 from __future__ import annotations
 
@@ -11,7 +12,15 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from gptembed import PAD_POSITION, position_ids_from_mask, sinusoidal_table
-from gptembed.positions import alibi_slopes, linear_bias, rotate
+from gptembed.positions import (
+    alibi_slopes,
+    linear_bias,
+    ntk_base,
+    random_start_rows,
+    rotary_wavelengths,
+    rotate,
+)
+from tests.gradcheck import numerical_grad
 
 
 def test_left_and_right_padding_count_real_tokens_from_zero() -> None:
@@ -194,8 +203,94 @@ def test_rotate_at_given_positions_is_rotate_of_the_longer_sequence() -> None:
         rotate(a, 10.0, positions=[-1, 0, 1])
     with pytest.raises(ValueError, match=r"positions of shape \(2,\) do not broadcast"):
         rotate(a, 10.0, positions=[0, 1])
-    with pytest.raises(TypeError, match="positions must be integers"):
-        rotate(a, 10.0, positions=[0.0, 1.0, 2.0])
+    with pytest.raises(TypeError, match="positions must hold real numbers"):
+        rotate(a, 10.0, positions=["0", "1", "2"])
+    for bad in (np.nan, np.inf):
+        with pytest.raises(ValueError, match=f"positions holds {bad} at index \\(1,\\)"):
+            rotate(a, 10.0, positions=[0.0, bad, 2.0])
+    with pytest.raises(ValueError, match=r"positions must be >= 0, got -0\.5"):
+        rotate(a, 10.0, positions=[0.0, -0.5, 2.0])
+
+
+def test_rotate_at_fractional_positions_turns_by_the_fraction() -> None:
+    """Position 2.5 turns pair i by 2.5 theta_i; turning by one position then another is
+    turning by their sum, fractions included; the inverse undoes it."""
+    a = np.random.default_rng(2).standard_normal((3, 6))
+    theta = 100.0 ** (-np.arange(0, 6, 2) / 6)
+    turned = rotate(a, 100.0, positions=[2.5, 0.25, 7.0])
+    for row, t in zip(range(3), [2.5, 0.25, 7.0], strict=True):
+        c, s = np.cos(t * theta), np.sin(t * theta)
+        np.testing.assert_allclose(turned[row, 0::2], c * a[row, 0::2] - s * a[row, 1::2])
+        np.testing.assert_allclose(turned[row, 1::2], s * a[row, 0::2] + c * a[row, 1::2])
+    twice = rotate(rotate(a, 100.0, positions=[1.5, 0.75, 3.0]), 100.0, positions=[1.0, 0.5, 2.5])
+    np.testing.assert_allclose(twice, rotate(a, 100.0, positions=[2.5, 1.25, 5.5]), atol=1e-12)
+    back = rotate(turned, 100.0, inverse=True, positions=[2.5, 0.25, 7.0])
+    np.testing.assert_allclose(back, a, atol=1e-12)
+
+
+def test_the_gradient_of_rotate_at_fractional_positions_is_the_inverse_rotation() -> None:
+    """A gradient goes back through the rotation by its transpose, the inverse: for
+    f(a) = sum(w * rotate(a)), df/da is rotate(w, inverse=True), against finite differences,
+    at fractional positions of every row of a batch."""
+    rng = np.random.default_rng(5)
+    a, w = rng.standard_normal((2, 2, 2, 4, 6))  # (B, heads, T, H) each
+    at = rng.uniform(0.0, 20.0, size=(2, 1, 4))  # (B, 1, T): one position a row, every head
+    numeric = numerical_grad(lambda: float((w * rotate(a, 50.0, positions=at)).sum()), a)
+    np.testing.assert_allclose(rotate(w, 50.0, inverse=True, positions=at), numeric, atol=1e-8)
+
+
+def test_random_start_rows_are_contiguous_windows_from_each_start() -> None:
+    rows = random_start_rows(500, 4, 6, seed=1)
+    assert rows.shape == (500, 4) and rows.dtype == np.intp
+    np.testing.assert_array_equal(rows - rows[:, :1], np.tile(np.arange(4), (500, 1)))
+    assert set(rows[:, 0].tolist()) == set(range(7))  # every start in [0, 6], drawn uniformly
+    np.testing.assert_array_equal(random_start_rows(500, 4, 6, seed=1), rows)
+    assert not random_start_rows(3, 4, 0, seed=1)[:, 0].any()
+    generator = np.random.default_rng(2)
+    first, second = (random_start_rows(50, 2, 9, seed=generator) for _ in range(2))
+    assert not np.array_equal(first, second)  # a Generator's draws go on
+    for args, message in [((0, 4, 6), "n_windows"), ((2, 0, 6), "seq_len"), ((2, 4, -1), "max_st")]:
+        with pytest.raises(ValueError, match=f"{message}\\w* must be an integer"):
+            random_start_rows(*args, seed=0)
+
+
+def test_rotary_wavelengths_are_the_positions_of_a_full_turn() -> None:
+    """Turned by its wavelength, each pair is back where it started (and by half of it, turned
+    half a circle); the wavelengths grow by base**(2/H) a pair, from 2 pi."""
+    waves = rotary_wavelengths(8, 100.0)
+    np.testing.assert_allclose(waves, 2 * np.pi * 100.0 ** (np.arange(0, 8, 2) / 8))
+    a = np.random.default_rng(3).standard_normal((1, 8))
+    for i, wave in enumerate(waves):
+        pair = slice(2 * i, 2 * i + 2)
+        np.testing.assert_allclose(rotate(a, 100.0, positions=[wave])[0, pair], a[0, pair])
+        np.testing.assert_allclose(rotate(a, 100.0, positions=[wave / 2])[0, pair], -a[0, pair])
+    for args, error, message in [
+        ((7,), ValueError, "head_dim must be even"),
+        ((0,), ValueError, "head_dim must be an integer >= 2, got 0"),
+        ((8, 1.0), ValueError, "base must be a finite number > 1, got 1.0"),
+    ]:
+        with pytest.raises(error, match=message):
+            rotary_wavelengths(*args)
+
+
+def test_the_ntk_base_keeps_the_fastest_pair_and_slows_the_slowest_by_the_factor() -> None:
+    """YaRN's NTK-aware rule (section 3.1): base * s**(H / (H - 2)), so pair 0 keeps one radian
+    a position while the slowest pair's wavelength grows s times, as interpolation would make
+    it; the pairs between grow by less the faster they are."""
+    assert ntk_base(10000.0, 4.0, 16) == pytest.approx(10000.0 * 4.0 ** (16 / 14))
+    assert ntk_base(10000.0, 1.0, 16) == 10000.0
+    before, after = rotary_wavelengths(16), rotary_wavelengths(16, ntk_base(10000.0, 4.0, 16))
+    assert after[0] == pytest.approx(before[0]) and after[-1] == pytest.approx(4 * before[-1])
+    assert (np.diff(after / before) > 0).all()
+    for args, error, message in [
+        ((10000.0, 0.5, 16), ValueError, "factor must be a finite number >= 1, got 0.5"),
+        ((10000.0, 4.0, 2), ValueError, "head_dim must be an integer >= 4, got 2"),
+        ((10000.0, 4.0, 15), ValueError, "head_dim must be even"),
+        ((1.0, 4.0, 16), ValueError, "base must be a finite number > 1, got 1.0"),
+        ((10000.0, "4", 16), TypeError, "factor must be a number >= 1"),
+    ]:
+        with pytest.raises(error, match=message):
+            ntk_base(*args)
 
 
 def test_alibi_slopes_are_the_papers_geometric_sequence() -> None:

@@ -1,6 +1,6 @@
-"""The sinusoidal clocks, rotary and ALiBi diagrams: each draws the package's own arithmetic, says
-the same in words, refuses what it cannot draw, and keeps its text legible at the book's page
-width."""
+"""The sinusoidal clocks, rotary (its turn and its wavelengths) and ALiBi diagrams: each draws
+the package's own arithmetic, says the same in words, refuses what it cannot draw, and keeps its
+text legible at the book's page width."""
 
 from __future__ import annotations
 
@@ -24,15 +24,18 @@ from gptembed._figures import (
 from gptembed.positions import (
     alibi_slopes,
     linear_bias,
+    ntk_base,
     rotate,
     sinusoidal_table,
 )
 from gptembed.scheme_diagrams import (
     describe_alibi_bias,
     describe_rotary_rotation,
+    describe_rotary_wavelengths,
     describe_sinusoidal_clocks,
     plot_alibi_bias,
     plot_rotary_rotation,
+    plot_rotary_wavelengths,
     plot_sinusoidal_clocks,
 )
 from tests.figure_checks import (
@@ -193,6 +196,57 @@ def test_rotary_rotation_checks_its_axes_and_says_the_same_in_words() -> None:
     assert "only i" not in other  # two distances: no claim that they match
 
 
+def test_rotary_wavelengths_draw_each_pairs_turn_against_the_lengths() -> None:
+    """Each pair's wavelength, 2 pi / theta_i, computed here from the formula, beside the
+    lengths T, 2T and 4T; a second base's wavelengths beside the first's."""
+    scaled = ntk_base(10000.0, 4.0, 16)
+    fig = plot_rotary_wavelengths(16, 10000.0, 64, scaled_base=scaled)
+    (ax,) = fig.axes
+    first, second, *lengths = ax.get_lines()
+    pairs = np.arange(8)
+    assert first.get_label() == "base 10,000" and second.get_label() == "base 48,761"
+    np.testing.assert_allclose(first.get_xdata(), pairs - 0.15)
+    np.testing.assert_allclose(second.get_xdata(), pairs + 0.15)
+    np.testing.assert_allclose(first.get_ydata(), 2 * np.pi * 10000.0 ** (pairs / 8))
+    np.testing.assert_allclose(second.get_ydata(), 2 * np.pi * scaled ** (pairs / 8))
+    assert [(line.get_label(), line.get_ydata()[0]) for line in lengths] == [
+        ("T = 64", 64), ("2T = 128", 128), ("4T = 256", 256),
+    ]  # fmt: skip
+    assert {"T = 64", "2T = 128", "4T = 256"} <= set(texts_of(fig))
+    assert ax.get_yscale() == "log"
+    assert [t.get_text() for t in ax.get_legend().get_texts()] == ["base 10,000", "base 48,761"]
+    alone = plot_rotary_wavelengths(8, 100.0, 16).axes[0].get_lines()
+    assert len(alone) == 4 and alone[0].get_label() == "base 100"
+    np.testing.assert_allclose(alone[0].get_xdata(), np.arange(4))  # nothing beside it
+
+
+def test_rotary_wavelengths_say_which_pairs_meet_new_angles_past_t() -> None:
+    text = describe_rotary_wavelengths()
+    assert "\n" not in text
+    assert "6.28, 19.9, 62.8, 199, 628, 1,987, 6,283 and 19,869 positions" in text
+    assert "Pairs 0 to 2 turn full circles within T; pairs 3 to 7 turn only part" in text
+    scaled = describe_rotary_wavelengths(scaled_base=ntk_base(10000.0, 4.0, 16))
+    assert scaled.startswith(text)
+    assert "base 48,761: pair 0 keeps its 6.28, and each slower pair's grows" in scaled
+    assert "the slowest's 4 times, " in scaled
+    assert "to 79,477; 3 of 8 turn full circles within 4T." in scaled
+    assert "Every pair turns full circles within T" in describe_rotary_wavelengths(4, 2.0, 64)
+    assert "No pair turns a full circle within T" in describe_rotary_wavelengths(2, 10.0, 6)
+    assert "its one rotary pair" in describe_rotary_wavelengths(2)
+    for kwargs, error, message in [
+        ({"head_dim": 7}, ValueError, "head_dim must be even"),
+        ({"head_dim": 66}, ValueError, r"head_dim must be in \[2, 64\], got 66"),
+        ({"seq_len": 0}, ValueError, "seq_len must be an integer >= 1, got 0"),
+        ({"base": 1.0}, ValueError, "base must be a finite number > 1, got 1.0"),
+        ({"scaled_base": 0.5}, ValueError, "scaled_base must be a finite number > 1, got 0.5"),
+    ]:
+        for call in (plot_rotary_wavelengths, describe_rotary_wavelengths):
+            with pytest.raises(error, match=message):
+                call(**kwargs)
+    fig, ax = new_figure()
+    assert plot_rotary_wavelengths(ax=ax) is fig
+
+
 def test_alibi_bias_draws_linear_bias_at_each_heads_slope_with_the_future_masked() -> None:
     fig = plot_alibi_bias(6, 5)
     images = fig.axes[0].get_images()
@@ -257,6 +311,8 @@ _DIAGRAMS = {
         distance_pairs=[(2, 0), (7, 5), (9, 0)],
     ),
     "alibi": lambda: plot_alibi_bias(4, 8),
+    "rotary wavelengths": lambda: plot_rotary_wavelengths(scaled_base=48_761.0),
+    "rotary wavelengths, widest": lambda: plot_rotary_wavelengths(64, 1e6, 4096),
     "sinusoidal clocks": plot_sinusoidal_clocks,
     "sinusoidal clocks, largest": lambda: plot_sinusoidal_clocks(256, 64, 4),
 }

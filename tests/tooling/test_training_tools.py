@@ -84,3 +84,45 @@ def test_fine_tune_lm_takes_the_seed_of_a_stored_model_only(
 ) -> None:
     said = _refused("fine_tune_lm", ["--seed", "3"], monkeypatch, capsys)
     assert "argument --seed: invalid choice: 3 (choose from 0, 1, 2)" in said
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (
+            ["--shifted"],
+            "--shifted needs --scheme: it makes one of chapter 10's runs beside its five",
+        ),
+        (["--scheme", "rotary", "--shifted"], "--shifted needs --scheme learned"),
+        (["--scheme", "learned", "--interpolated"], "--interpolated needs --scheme rotary"),
+        (["--scheme", "alibi", "--scaled"], "--scaled needs --scheme sinusoidal"),
+        (
+            ["--scheme", "rotary", "--interpolated", "--bos"],
+            "one of --bos, --scaled, --interpolated, --shifted at a time, got --bos --interpolated",
+        ),
+    ],
+)
+def test_train_lm_refuses_a_flag_without_the_scheme_it_needs(
+    args: list[str], message: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    tool = load_tool("train_lm", monkeypatch)
+    monkeypatch.setattr(tool, "train", _no_training)
+    monkeypatch.setattr(sys, "argv", ["train_lm.py", *args])
+    with pytest.raises(SystemExit) as exit_:
+        tool.main()
+    assert exit_.value.code == message
+
+
+def test_train_lm_interpolated_needs_a_stored_rotary_run_of_the_seed(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    tool = load_tool("train_lm", monkeypatch)
+    monkeypatch.setattr(tool, "train", _no_training)
+    monkeypatch.setattr(sys, "argv", ["train_lm.py", "--scheme", "rotary", "--interpolated",
+                                      "--seed", "7"])  # fmt: skip
+    with pytest.raises(SystemExit) as exit_:
+        tool.main()
+    assert exit_.value.code == (
+        "--interpolated fine-tunes the stored rotary run: no stored rotary run for seed 7: the "
+        "package stores seeds 0, 1 and 2"
+    )

@@ -59,6 +59,12 @@ def cropped_stream_losses(
     return losses
 
 
+_CROP_IDS = 4096
+"""How many ids :func:`crop_losses` sends to ``next_logits`` at once: ``max(1, _CROP_IDS //
+keep)`` crops, of which only the last logits are kept. All of chapter 10's 2,048 crops of 64 ids
+at once would hold 110 MB of float64 logits per run, 63 of every 64 rows unread."""
+
+
 def crop_losses(
     next_logits: Callable[[NDArray[np.intp]], NDArray[np.floating]],
     inputs: ArrayLike,
@@ -72,7 +78,8 @@ def crop_losses(
 
     The prediction at position ``n`` is made from ``inputs[:, n - keep + 1 : n + 1]`` alone,
     re-embedded from position 0 (as :func:`cropped_stream_losses` does once its crop is full),
-    and scored against ``targets[:, n]``. All the crops run as one batch.
+    and scored against ``targets[:, n]``. The crops go to ``next_logits`` a few thousand ids at a
+    time, and only each crop's last logits are kept.
 
     Args:
         next_logits: ids ``(b, keep)`` -> logits ``(b, keep, V)``.
@@ -106,7 +113,9 @@ def crop_losses(
         )
     positions = ends[:, None] - keep + 1 + np.arange(keep)  # (len(at), keep)
     crops = ids[:, positions].reshape(-1, keep).astype(np.intp)  # (B * len(at), keep)
-    logits = next_logits(crops)[:, -1]  # (B * len(at), V)
+    per = max(1, _CROP_IDS // keep)
+    last = [next_logits(crops[i : i + per])[:, -1] for i in range(0, max(len(crops), 1), per)]
+    logits = np.concatenate(last)  # (B * len(at), V)
     return losses_of_logits(logits, y[:, ends].reshape(-1)).reshape(len(ids), len(ends))
 
 

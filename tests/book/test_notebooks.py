@@ -234,6 +234,7 @@ CONCEPT_DIAGRAMS = (
     "plot_embedding_sum",
     "plot_sinusoidal_clocks",
     "plot_rotary_rotation",
+    "plot_rotary_wavelengths",
     "plot_alibi_bias",
     "plot_kv_cache",
     "plot_padded_batch",

@@ -39,7 +39,7 @@ if TYPE_CHECKING:
 
 pytestmark = pytest.mark.browser
 
-PAGES = [name for name in toc_docnames() if "{gpt-playground}" in source_of(name).read_text()]
+PAGES = [name for name in toc_docnames() if "```{gpt-playground}" in source_of(name).read_text()]
 DATA = playground_data()
 TOLERANCE = 1e-5
 DEFAULTS: dict[str, Any] = {

@@ -3,6 +3,9 @@ style that block runs on, loaded on the pages that hold it and on no other. Chap
 explorer and chapter 8's playground are the two (``_ext/cost_explorer.py``,
 ``_ext/gpt_playground.py``).
 
+Every widget sits in the same box: its outermost element has the class :data:`WIDGET_CLASS`,
+whose rule is ``page_widget.css``, loaded with the widget's own files.
+
 The data goes into ``_static/<data file>`` as a script that sets one global, loaded with a plain
 ``<script src>`` like the widget's own script: that works from ``file://`` too, where a ``fetch``
 of a JSON file would not.
@@ -33,6 +36,12 @@ from sphinx.util.nodes import split_explicit_title
 from _ext.readable_downloads import add_download_text
 
 logger = logging.getLogger(__name__)
+
+HERE = Path(__file__).parent
+WIDGET_CLASS = "page-widget"
+"""The class of every widget's outermost element: the box it sits in (:data:`STYLE`'s rule)."""
+STYLE = "page_widget.css"
+"""The stylesheet every widget's page loads, before the widget's own."""
 
 PLACES = "page_widget_places"
 """The build environment's attribute that says where each widget is: by directive, the pages that
@@ -152,6 +161,7 @@ def add_widget(app: Sphinx, widget: Widget) -> None:
     ) -> None:
         if doctree is None or not any(doctree.findall(widget.node)):
             return
+        app.add_css_file(STYLE)
         app.add_css_file(widget.style)
         app.add_js_file(widget.data_file)
         app.add_js_file(widget.script)
@@ -169,6 +179,7 @@ def add_widget(app: Sphinx, widget: Widget) -> None:
         )
         for name in (widget.script, widget.style):
             shutil.copyfile(widget.folder / name, static / name)
+        shutil.copyfile(HERE / STYLE, static / STYLE)
 
     app.add_node(
         widget.node,

@@ -11,7 +11,7 @@ from urllib.parse import unquote, urlsplit
 
 import pytest
 
-from _ext import cost_explorer, gpt_playground
+from _ext import cost_explorer, gpt_playground, page_widget
 from tests.book_site import (
     BUILD,
     ROOT,
@@ -516,3 +516,17 @@ def test_a_widgets_files_load_only_where_the_widget_is(
         text = built_page(docname).read_text(encoding="utf8")
         found = set(re.findall(rf"_static/({stem}[\w.]*)", text))
         assert found == (set(files) if docname in pages else set()), docname
+
+
+def test_the_widgets_box_loads_only_where_a_widget_is() -> None:
+    """The stylesheet of the box every widget sits in (`_ext/page_widget.css`) is on the pages
+    that hold a widget, once, and on no other; each widget's outermost element has its class."""
+    require_build()
+    fences = ("```{cost-explorer}", "```{gpt-playground}")
+    for docname in toc_docnames():
+        text = built_page(docname).read_text(encoding="utf8")
+        holds = any(fence in source_of(docname).read_text() for fence in fences)
+        links = re.findall(rf"_static/{re.escape(page_widget.STYLE)}\b", text)
+        assert len(links) == (1 if holds else 0), docname
+        boxes = re.findall(rf'<div class="{page_widget.WIDGET_CLASS} [\w-]+" data-', text)
+        assert len(boxes) == (1 if holds else 0), docname

@@ -749,7 +749,7 @@
       el("svg:text", { class: "gp-label", x: 40, y: 196 }, "position 0"),
       el("svg:text", { class: "gp-label", x: 0, y: 14 }, `${fixed(most, 1)} nats`),
       el("svg:line", { class: "gp-trained", x1: trained, y1: 10, x2: trained, y2: 180 }),
-      el("svg:text", { class: "gp-label", x: Math.min(trained, 520), y: 24 }, `trained length ${result.model.seq_len}`),
+      el("svg:text", { class: "gp-label", x: Math.min(trained + 4, 520), y: 24 }, `trained length ${result.model.seq_len}`),
       el("svg:polyline", { class: "gp-line", points }),
     );
     const within = losses.filter((_, i) => positions[i] < result.model.seq_len);

@@ -22,7 +22,7 @@ from typing import Any
 from docutils import nodes
 from sphinx.application import Sphinx
 
-from _ext.page_widget import Widget, add_widget
+from _ext.page_widget import WIDGET_CLASS, Widget, add_widget
 from gptembed.explorer import MEMORY_RULE, OPTION_SOURCES, explorer_data
 
 HERE = Path(__file__).parent
@@ -153,7 +153,7 @@ def explorer_html(data: dict[str, Any]) -> str:
     )
     sources = " ".join(escape(OPTION_SOURCES[key]) for key in ("banded", "kv_heads", "window"))
     return (
-        '<div class="cost-explorer" data-cost-explorer>'
+        f'<div class="{WIDGET_CLASS} cost-explorer" data-cost-explorer>'
         '<form class="cost-explorer__controls" aria-label="Settings of the cost explorer">'
         + _select("model", "Model", _options(models, START["model"]))
         + '<div class="cost-explorer__field cost-explorer__field--length">'

@@ -13,6 +13,10 @@
 // shown to gptembed.gpt's at random settings; window.gptembedPlayground
 // exposes the computation they call.
 //
+// A pass reuses the rows of the last pass that it would compute alike (the
+// prefix a KV cache keeps: forward's reusedRows), so typing at the end of the
+// text computes the new rows only.
+//
 // The setting lives in the page's address (?model=...&start=...), so a link
 // shares it; it is read back on load and on Back and Forward (a committed
 // change adds a history entry, typing replaces the current one).
@@ -158,14 +162,64 @@
     return s0 + s1 + (s2 + s3);
   }
 
-  // out (rows, n) = a (rows, k) @ w (k, n) [+ bias], given w transposed, wT (n, k)
+  // out (rows, n) = a (rows, k) @ w (k, n) [+ bias], given w transposed, wT (n, k). Two rows
+  // of ``a`` meet four rows of ``wT`` at a time, so eight running sums share each value read
+  // (benchmarks/bench_playground.py times it); the rows and columns left over go one dot
+  // product at a time.
   function linear(a, rows, k, wT, n, bias) {
     const out = new Act(rows * n);
+    const pairs = rows - (rows % 2);
+    const quads = n - (n % 4);
+    for (let i = 0; i < pairs; i += 2) {
+      const a0 = i * k;
+      const a1 = a0 + k;
+      for (let c = 0; c < quads; c += 4) {
+        const w0 = c * k;
+        const w1 = w0 + k;
+        const w2 = w1 + k;
+        const w3 = w2 + k;
+        let s00 = 0;
+        let s01 = 0;
+        let s02 = 0;
+        let s03 = 0;
+        let s10 = 0;
+        let s11 = 0;
+        let s12 = 0;
+        let s13 = 0;
+        for (let j = 0; j < k; j++) {
+          const x0 = a[a0 + j];
+          const x1 = a[a1 + j];
+          const v0 = wT[w0 + j];
+          const v1 = wT[w1 + j];
+          const v2 = wT[w2 + j];
+          const v3 = wT[w3 + j];
+          s00 += x0 * v0;
+          s01 += x0 * v1;
+          s02 += x0 * v2;
+          s03 += x0 * v3;
+          s10 += x1 * v0;
+          s11 += x1 * v1;
+          s12 += x1 * v2;
+          s13 += x1 * v3;
+        }
+        const o0 = i * n + c;
+        const o1 = o0 + n;
+        out[o0] = s00;
+        out[o0 + 1] = s01;
+        out[o0 + 2] = s02;
+        out[o0 + 3] = s03;
+        out[o1] = s10;
+        out[o1 + 1] = s11;
+        out[o1 + 2] = s12;
+        out[o1 + 3] = s13;
+      }
+    }
     for (let i = 0; i < rows; i++) {
-      const row = i * k;
-      for (let c = 0; c < n; c++) {
-        const col = c * k;
-        out[i * n + c] = dot(a, row, wT, col, k) + (bias ? bias[c] : 0);
+      for (let c = i < pairs ? quads : 0; c < n; c++) out[i * n + c] = dot(a, i * k, wT, c * k, k);
+    }
+    if (bias) {
+      for (let i = 0; i < rows; i++) {
+        for (let c = 0; c < n; c++) out[i * n + c] += bias[c];
       }
     }
     return out;
@@ -204,119 +258,183 @@
     return out;
   }
 
-  // One block's heads (attend), on LayerNorm_1's output h1 (T, D): [probs per head, heads (T, D)]
-  function attention(m, layer, h1, t, positions, window) {
+  // One block's heads (attend) for rows from .. T - 1, on LayerNorm_1's output of those rows,
+  // h1 (n, D) with n = T - from; the keys and values of rows 0 .. from - 1 (rotated, where
+  // rotary turns them) and their weights are ``past``'s, this block's in an earlier pass, as a
+  // KV cache keeps them. Returns {probs: per head (T, T), out: (n, D), keys, values: per head
+  // (T, H)}.
+  function attention(m, layer, h1, from, t, positions, window, past) {
     const d = m.embed_dim;
     const nh = m.n_heads;
     const hd = d / nh;
+    const n = t - from;
     const a = m.arrays;
-    const qkv = linear(h1, t, d, m.transposed.w_attn.subarray(layer * d * 3 * d), 3 * d, a.b_attn.subarray(layer * 3 * d));
-    const heads = new Act(t * d);
-    const allProbs = [];
+    const qkv = linear(h1, n, d, m.transposed.w_attn.subarray(layer * d * 3 * d), 3 * d, a.b_attn.subarray(layer * 3 * d));
+    const heads = new Act(n * d);
+    const done = { probs: [], keys: [], values: [] };
     const slopes = m.scheme === "alibi" ? alibiSlopes(nh) : null;
     const scale = 1 / Math.sqrt(hd);
     const cacheEnd = window.size === null ? 0 : window.sinks + window.size - 1;
+    const at = positions.slice(from); // the new rows' positions
     for (let h = 0; h < nh; h++) {
-      let q = new Act(t * hd);
-      let k = new Act(t * hd);
-      const v = new Act(t * hd);
-      for (let i = 0; i < t; i++) {
+      let q = new Act(n * hd);
+      let kNew = new Act(n * hd);
+      const vNew = new Act(n * hd);
+      for (let i = 0; i < n; i++) {
         for (let c = 0; c < hd; c++) {
           q[i * hd + c] = qkv[i * 3 * d + h * hd + c];
-          k[i * hd + c] = qkv[i * 3 * d + d + h * hd + c];
-          v[i * hd + c] = qkv[i * 3 * d + 2 * d + h * hd + c];
+          kNew[i * hd + c] = qkv[i * 3 * d + d + h * hd + c];
+          vNew[i * hd + c] = qkv[i * 3 * d + 2 * d + h * hd + c];
         }
       }
       let qSinks = null;
       if (m.scheme === "rotary") {
         if (window.size !== null && window.sinks) {
-          qSinks = rotate(q, t, hd, positions.map((p) => Math.min(p, cacheEnd)), m.rotary_base);
+          qSinks = rotate(q, n, hd, at.map((p) => Math.min(p, cacheEnd)), m.rotary_base);
         }
-        q = rotate(q, t, hd, positions, m.rotary_base);
-        k = rotate(k, t, hd, positions, m.rotary_base);
+        q = rotate(q, n, hd, at, m.rotary_base);
+        kNew = rotate(kNew, n, hd, at, m.rotary_base);
       }
+      const k = new Act(t * hd);
+      const v = new Act(t * hd);
       const probs = new Act(t * t);
-      const scores = new Float64Array(t);
-      const out = new Float64Array(hd);
-      for (let i = 0; i < t; i++) {
-        // the keys query i sees (Window.blocked): the sinks before its window, then the window
+      if (from) {
+        k.set(past.keys[h].subarray(0, from * hd));
+        v.set(past.values[h].subarray(0, from * hd));
+        const pastProbs = past.probs[h];
+        for (let i = 0; i < from; i++) {
+          for (let j = 0; j <= i; j++) probs[i * t + j] = pastProbs[i * past.t + j];
+        }
+      }
+      k.set(kNew, from * hd);
+      v.set(vNew, from * hd);
+      for (let i = from; i < t; i++) {
+        // the keys query i sees (Window.blocked): the sinks before its window, [0, sinkEnd),
+        // then the window, [first, i]; their scores, then their softmax, go into row i
         const first = window.size === null ? 0 : Math.max(0, i - window.size + 1);
         const sinkEnd = Math.min(window.sinks, first);
-        const keys = new Int32Array(sinkEnd + i - first + 1);
-        for (let j = 0; j < sinkEnd; j++) keys[j] = j;
-        for (let j = first; j <= i; j++) keys[sinkEnd + j - first] = j;
+        const row = i * t;
+        const qi = (i - from) * hd;
         let most = -Infinity;
-        for (let at = 0; at < keys.length; at++) {
-          const j = keys[at];
-          const from = qSinks !== null && j < window.sinks ? qSinks : q;
-          let s = dot(from, i * hd, k, j * hd, hd) * scale;
-          if (slopes) {
-            let distance = positions[i] - positions[j];
-            if (window.size !== null && window.sinks && j < window.sinks) {
-              distance = Math.min(positions[i] - positions[0], cacheEnd) - j;
+        for (let part = 0; part < 2; part++) {
+          for (let j = part ? first : 0, end = part ? i + 1 : sinkEnd; j < end; j++) {
+            const query = qSinks !== null && j < window.sinks ? qSinks : q;
+            let s = dot(query, qi, k, j * hd, hd) * scale;
+            if (slopes) {
+              let distance = positions[i] - positions[j];
+              if (window.size !== null && window.sinks && j < window.sinks) {
+                distance = Math.min(positions[i] - positions[0], cacheEnd) - j;
+              }
+              s -= slopes[h] * distance;
             }
-            s -= slopes[h] * distance;
+            probs[row + j] = s;
+            if (s > most) most = s;
           }
-          scores[j] = s;
-          if (s > most) most = s;
         }
         let sum = 0;
-        for (let at = 0; at < keys.length; at++) {
-          const j = keys[at];
-          scores[j] = Math.exp(scores[j] - most);
-          sum += scores[j];
+        for (let part = 0; part < 2; part++) {
+          for (let j = part ? first : 0, end = part ? i + 1 : sinkEnd; j < end; j++) {
+            const e = Math.exp(probs[row + j] - most);
+            probs[row + j] = e;
+            sum += e;
+          }
         }
-        out.fill(0);
-        for (let at = 0; at < keys.length; at++) {
-          const j = keys[at];
-          const p = scores[j] / sum;
-          probs[i * t + j] = p;
-          for (let c = 0; c < hd; c++) out[c] += p * v[j * hd + c];
+        for (let part = 0; part < 2; part++) {
+          for (let j = part ? first : 0, end = part ? i + 1 : sinkEnd; j < end; j++) probs[row + j] /= sum;
         }
-        heads.set(out, i * d + h * hd);
+        // the weighted sum of the values, four of the head's columns at a time, held in running
+        // sums rather than written back at each key
+        const out = (i - from) * d + h * hd;
+        for (let c = 0; c < hd; c += 4) {
+          let s0 = 0;
+          let s1 = 0;
+          let s2 = 0;
+          let s3 = 0;
+          for (let part = 0; part < 2; part++) {
+            for (let j = part ? first : 0, end = part ? i + 1 : sinkEnd; j < end; j++) {
+              const p = probs[row + j];
+              const at = j * hd + c;
+              s0 += p * v[at];
+              s1 += p * v[at + 1];
+              s2 += p * v[at + 2];
+              s3 += p * v[at + 3];
+            }
+          }
+          heads[out + c] = s0;
+          heads[out + c + 1] = s1;
+          heads[out + c + 2] = s2;
+          heads[out + c + 3] = s3;
+        }
       }
-      allProbs.push(probs);
+      done.probs.push(probs);
+      done.keys.push(k);
+      done.values.push(v);
     }
-    const out = linear(heads, t, d, m.transposed.w_attn_proj.subarray(layer * d * d), d, a.b_attn_proj.subarray(layer * d));
-    return [allProbs, out];
+    done.out = linear(heads, n, d, m.transposed.w_attn_proj.subarray(layer * d * d), d, a.b_attn_proj.subarray(layer * d));
+    return done;
   }
 
-  // gpt._forward of one sequence: {logits (T, V), probs[layer][head] (T, T)}
-  function forward(m, ids, positions, table, window) {
+  // How many rows of an earlier pass (its ``cache``) this pass would compute alike. A causal
+  // model's row i depends only on the model, the window and rows 0 .. i's inputs (token
+  // embedding plus table row, x0) and positions: the longest prefix where those agree is the
+  // earlier pass's to give, as a KV cache gives a prefix. A table that moved (interpolation
+  // moves every row when the table grows) or padding added in front agree on none.
+  function reusedRows(past, m, window, x0, positions) {
+    if (!past || past.model !== m || past.window.size !== window.size || past.window.sinks !== window.sinks) return 0;
+    const d = m.embed_dim;
+    const most = Math.min(past.t, positions.length);
+    let i = 0;
+    for (; i < most && positions[i] === past.positions[i]; i++) {
+      let c = 0;
+      while (c < d && x0[i * d + c] === past.x0[i * d + c]) c++;
+      if (c < d) break;
+    }
+    return i;
+  }
+
+  // gpt._forward of one sequence: {logits (T, V), probs[layer][head] (T, T), reused, cache}.
+  // The rows ``past`` (an earlier pass's cache) computed alike are taken from it (reusedRows):
+  // typing at the end of the text computes one row, not T.
+  function forward(m, ids, positions, table, window, past) {
     const d = m.embed_dim;
     const t = ids.length;
     const a = m.arrays;
     const wte = a.token_embeddings;
     const vocab = wte.length / d;
-    let x = new Act(t * d);
+    const x0 = new Act(t * d);
     for (let i = 0; i < t; i++) {
-      for (let c = 0; c < d; c++) x[i * d + c] = wte[ids[i] * d + c] + table[positions[i] * d + c];
+      for (let c = 0; c < d; c++) x0[i * d + c] = wte[ids[i] * d + c] + table[positions[i] * d + c];
     }
+    const from = reusedRows(past, m, window, x0, positions);
+    const n = t - from;
+    const x = x0.slice(from * d); // the rows computed here
     const probs = [];
+    const layers = [];
     for (let layer = 0; layer < m.n_layers; layer++) {
       const at = (name, width) => a[name].subarray(layer * width, (layer + 1) * width);
-      const h1 = layerNorm(x, t, d, at("ln1_gain", d), at("ln1_bias", d));
-      const [layerProbs, attended] = attention(m, layer, h1, t, positions, window);
-      probs.push(layerProbs);
-      for (let i = 0; i < x.length; i++) x[i] += attended[i];
-      const h2 = layerNorm(x, t, d, at("ln2_gain", d), at("ln2_bias", d));
-      const pre = linear(h2, t, d, m.transposed.w_fc.subarray(layer * d * 4 * d), 4 * d, at("b_fc", 4 * d));
+      const h1 = layerNorm(x, n, d, at("ln1_gain", d), at("ln1_bias", d));
+      const heads = attention(m, layer, h1, from, t, positions, window, from ? past.layers[layer] : null);
+      probs.push(heads.probs);
+      layers.push({ probs: heads.probs, keys: heads.keys, values: heads.values, t });
+      for (let i = 0; i < x.length; i++) x[i] += heads.out[i];
+      const h2 = layerNorm(x, n, d, at("ln2_gain", d), at("ln2_bias", d));
+      const pre = linear(h2, n, d, m.transposed.w_fc.subarray(layer * d * 4 * d), 4 * d, at("b_fc", 4 * d));
       for (let i = 0; i < pre.length; i++) {
         const z = pre[i];
-        pre[i] = 0.5 * z * (1 + Math.tanh(GELU_C * z * (1 + 0.044715 * z * z)));
+        // gelu's 0.5 z (1 + tanh(u)) as z / (1 + exp(-2u)), the same number (1 + tanh(u) is
+        // 2 / (1 + exp(-2u))): Math.exp costs less than Math.tanh
+        pre[i] = z / (1 + Math.exp(-2 * GELU_C * z * (1 + 0.044715 * z * z)));
       }
-      const mlp = linear(pre, t, 4 * d, m.transposed.w_mlp_proj.subarray(layer * 4 * d * d), d, at("b_mlp_proj", d));
+      const mlp = linear(pre, n, 4 * d, m.transposed.w_mlp_proj.subarray(layer * 4 * d * d), d, at("b_mlp_proj", d));
       for (let i = 0; i < x.length; i++) x[i] += mlp[i];
     }
-    const final = layerNorm(x, t, d, a.lnf_gain, a.lnf_bias);
-    const head = m.transposed.token_embeddings; // float64, as every array dot() reads
+    const final = layerNorm(x, n, d, a.lnf_gain, a.lnf_bias);
     const logits = new Act(t * vocab);
-    for (let i = 0; i < t; i++) {
-      for (let w = 0; w < vocab; w++) {
-        logits[i * vocab + w] = dot(final, i * d, head, w * d, d);
-      }
-    }
-    return { logits, probs, vocab };
+    if (from) logits.set(past.logits.subarray(0, from * vocab));
+    // the tied head: token_embeddings (V, D) is the transposed weight of final @ wte.T
+    logits.set(linear(final, n, d, m.transposed.token_embeddings, vocab, null), from * vocab);
+    const cache = { model: m, window, x0, positions, t, layers, logits };
+    return { logits, probs, vocab, reused: from, cache };
   }
 
   // ---- a setting, checked as the package checks its arguments ----
@@ -355,8 +473,9 @@
     return null;
   }
 
-  // Everything the setting makes the model compute, or {error}.
-  function compute(setting) {
+  // Everything the setting makes the model compute, or {error}. Given ``previous``, an earlier
+  // result, the rows it computed alike are reused (forward); without it every row is computed.
+  function compute(setting, previous) {
     const s = { ...DEFAULTS, ...setting };
     const m = DATA.models[s.model] ? model(s.model) : null;
     if (!m) return { error: `There is no model ${JSON.stringify(s.model)}.` };
@@ -387,21 +506,21 @@
     }
     const table = positionTable(m, rows, s.grow, s.seed);
     const window = { size: s.window, sinks: s.sinks };
-    const { logits, probs, vocab } = forward(m, inputs, positions, table, window);
-    // optim.losses_of_logits, and each prediction's probabilities
+    const { logits, probs, vocab, reused, cache } = forward(m, inputs, positions, table, window, previous?.cache);
+    // optim.losses_of_logits, and each prediction's probabilities (T, V)
     const losses = [];
-    const predictions = [];
+    const predictions = new Act(t * vocab);
     for (let i = 0; i < t; i++) {
-      const row = logits.subarray(i * vocab, (i + 1) * vocab);
+      const row = i * vocab;
       let most = -Infinity;
-      for (const z of row) if (z > most) most = z;
+      for (let w = 0; w < vocab; w++) most = Math.max(most, logits[row + w]);
       let sum = 0;
-      for (const z of row) sum += Math.exp(z - most);
+      for (let w = 0; w < vocab; w++) sum += Math.exp(logits[row + w] - most);
       const logSum = most + Math.log(sum);
-      losses.push(logSum - row[targets[i]]);
-      predictions.push(Array.from(row, (z) => Math.exp(z - logSum)));
+      losses.push(logSum - logits[row + targets[i]]);
+      for (let w = 0; w < vocab; w++) predictions[row + w] = Math.exp(logits[row + w] - logSum);
     }
-    return { model: m, chars, pad, positions, rows, losses, predictions, probs, t, table };
+    return { model: m, chars, pad, positions, rows, losses, predictions, vocab, probs, t, table, reused, cache };
   }
 
   // What the page shows of a setting: each text character's loss (none for the first), the
@@ -413,7 +532,7 @@
     const s = { ...DEFAULTS, ...setting };
     // the head and the query only choose what to show: the last pass is reused for them
     const key = JSON.stringify({ ...s, head: null, query: null });
-    const result = key === last.key ? last.result : compute(s);
+    const result = key === last.key ? last.result : compute(s, last.result);
     last = { key, result };
     if (result.error) return result;
     const n = result.chars.length;
@@ -428,7 +547,7 @@
     const slot = result.pad + query - 1; // the query's input slot
     const map = result.probs[layer - 1][head - 1];
     const t = result.t;
-    const top = result.predictions[slot]
+    const top = Array.from(result.predictions.subarray(slot * result.vocab, (slot + 1) * result.vocab))
       .map((p, id) => [p, id])
       .sort((a, b) => b[0] - a[0])
       .slice(0, 5)
@@ -570,11 +689,14 @@
     return fromParams(params);
   }
 
+  // Each element's new children go in with one replaceChildren, built apart from the page: every
+  // change to the page's elements is a record for the theme's mutation observers (Font Awesome
+  // searches each record's element for icons), so the strip's characters go in as one record,
+  // not one each.
   function draw(result) {
     const n = result.chars.length;
     // the strip: each character shaded by its loss
-    const strip = $("strip");
-    strip.replaceChildren();
+    const chars = [];
     result.chars.forEach((ch, c) => {
       const loss = result.charLosses[c];
       const span = el("span", { class: "gp-char", "data-index": c + 1 }, shownChar(ch));
@@ -584,23 +706,21 @@
         span.title = `character ${c + 1}: ${fixed(loss, 3)} nats`;
       }
       if (c + 1 === result.query) span.classList.add("gp-char--query");
-      strip.append(span);
-      if (ch === "\n") strip.append(el("br"));
+      chars.push(span);
+      if (ch === "\n") chars.push(el("br"));
     });
+    $("strip").replaceChildren(...chars);
     // the query's prediction
     const next = result.chars[result.query];
-    const box = $("prediction");
-    box.replaceChildren(
-      el("p", {}, `After character ${result.query} (${JSON.stringify(result.chars[result.query - 1])}, at position ${result.positions[result.slot]}) the next character is ${JSON.stringify(next)}: loss `),
-    );
-    box.firstChild.append(el("data", { id: "gp-loss", value: String(result.charLosses[result.query]) }, `${fixed(result.charLosses[result.query], 3)} nats`), ".");
+    const said = el("p", {}, `After character ${result.query} (${JSON.stringify(result.chars[result.query - 1])}, at position ${result.positions[result.slot]}) the next character is ${JSON.stringify(next)}: loss `);
+    said.append(el("data", { id: "gp-loss", value: String(result.charLosses[result.query]) }, `${fixed(result.charLosses[result.query], 3)} nats`), ".");
     const list = el("ol", { id: "gp-top", "aria-label": "The model's five likeliest next characters" });
     for (const [ch, p] of result.top) {
       const item = el("li", {}, `${JSON.stringify(ch)} `);
       item.append(el("data", { value: String(p), "data-char": ch }, `${fixed(100 * p, 1)}%`));
       list.append(item);
     }
-    box.append(list);
+    $("prediction").replaceChildren(said, list);
     drawCurve(result);
     drawRow(result);
     drawMap(result);
@@ -616,22 +736,22 @@
   }
 
   function drawCurve(result) {
-    const svg = $("curve");
-    svg.replaceChildren();
     const losses = result.losses.slice(result.pad);
     const positions = result.positions.slice(result.pad);
     const most = Math.max(6, ...losses);
     const last = Math.max(result.rows, result.model.seq_len);
     const x = (p) => 40 + (590 * p) / last;
     const y = (loss) => 180 - (170 * loss) / most;
-    svg.append(el("svg:line", { class: "gp-axis", x1: 40, y1: 180, x2: 630, y2: 180 }));
-    svg.append(el("svg:text", { class: "gp-label", x: 40, y: 196 }, "position 0"));
-    svg.append(el("svg:text", { class: "gp-label", x: 0, y: 14 }, `${fixed(most, 1)} nats`));
     const trained = x(result.model.seq_len);
-    svg.append(el("svg:line", { class: "gp-trained", x1: trained, y1: 10, x2: trained, y2: 180 }));
-    svg.append(el("svg:text", { class: "gp-label", x: Math.min(trained, 520), y: 24 }, `trained length ${result.model.seq_len}`));
     const points = losses.map((loss, i) => `${fixed(x(positions[i] + 0.5), 1)},${fixed(y(loss), 1)}`).join(" ");
-    svg.append(el("svg:polyline", { class: "gp-line", points }));
+    $("curve").replaceChildren(
+      el("svg:line", { class: "gp-axis", x1: 40, y1: 180, x2: 630, y2: 180 }),
+      el("svg:text", { class: "gp-label", x: 40, y: 196 }, "position 0"),
+      el("svg:text", { class: "gp-label", x: 0, y: 14 }, `${fixed(most, 1)} nats`),
+      el("svg:line", { class: "gp-trained", x1: trained, y1: 10, x2: trained, y2: 180 }),
+      el("svg:text", { class: "gp-label", x: Math.min(trained + 4, 520), y: 24 }, `trained length ${result.model.seq_len}`),
+      el("svg:polyline", { class: "gp-line", points }),
+    );
     const within = losses.filter((_, i) => positions[i] < result.model.seq_len);
     const beyond = losses.length - within.length;
     $("curve-caption").textContent =
@@ -640,13 +760,11 @@
   }
 
   function drawRow(result) {
-    const svg = $("row");
-    svg.replaceChildren();
     const width = 600 / (result.slot + 1);
-    result.row.forEach((w, j) => {
-      svg.append(el("svg:rect", { class: j < result.pad ? "gp-bar gp-bar--pad" : "gp-bar", x: 30 + j * width, y: 110 - 100 * w, width: Math.max(width - 0.5, 0.5), height: 100 * w, "data-weight": w }));
-    });
-    svg.append(el("svg:line", { class: "gp-axis", x1: 30, y1: 110, x2: 630, y2: 110 }));
+    const bars = result.row.map((w, j) =>
+      el("svg:rect", { class: j < result.pad ? "gp-bar gp-bar--pad" : "gp-bar", x: 30 + j * width, y: 110 - 100 * w, width: Math.max(width - 0.5, 0.5), height: 100 * w, "data-weight": w }),
+    );
+    $("row").replaceChildren(...bars, el("svg:line", { class: "gp-axis", x1: 30, y1: 110, x2: 630, y2: 110 }));
     $("row-caption").textContent = `Block ${result.layer}, head ${result.head}: the weights of character ${result.query} over the ${result.slot + 1} slots it may see${result.pad ? ` (the first ${result.pad} are padding)` : ""}, tallest ${fixed(Math.max(...result.row), 3)}.`;
   }
 

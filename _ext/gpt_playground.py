@@ -24,7 +24,7 @@ import numpy as np
 from docutils import nodes
 from sphinx.application import Sphinx
 
-from _ext.page_widget import Widget, add_widget
+from _ext.page_widget import WIDGET_CLASS, Widget, add_widget
 from gptembed import corpus
 from gptembed.embedding import EXTENSIONS
 from gptembed.gpt import GPT, at_length
@@ -165,7 +165,7 @@ def playground_html(data: dict[str, Any]) -> str:
     )
     most = data["max_positions"]
     return (
-        '<div class="gpt-playground" data-gpt-playground>'
+        f'<div class="{WIDGET_CLASS} gpt-playground" data-gpt-playground>'
         '<form class="gp-controls" aria-label="Settings of the playground">'
         + _field("model", "Model", f'<select id="gp-model" name="model">{models}</select>')
         + _field(

@@ -11,7 +11,7 @@ from urllib.parse import unquote, urlsplit
 
 import pytest
 
-from _ext import cost_explorer, gpt_playground
+from _ext import cost_explorer, gpt_playground, page_widget
 from tests.book_site import (
     BUILD,
     ROOT,
@@ -261,6 +261,20 @@ def test_downloaded_chapter_reads_cleanly(docname: str) -> None:
     assert not left, f"{path.relative_to(BUILD)} still shows MyST syntax: {left}"
 
 
+@pytest.mark.parametrize("docname", CHAPTERS)
+def test_downloaded_chapter_links_only_what_jupyter_opens(docname: str) -> None:
+    """Every link of the download's markdown, rendered as Jupyter renders it (raw HTML kept),
+    opens from Jupyter, where the notebook sits alone: a web address or a place in the notebook,
+    never a page of the book (a link to a setting of the playground keeps only its text, which
+    names the setting)."""
+    from markdown_it import MarkdownIt
+
+    rendered = MarkdownIt("commonmark", {"html": True}).render(_markdown(_download(docname)))
+    hrefs = [html.unescape(href) for href in re.findall(r'href="([^"]*)"', rendered)]
+    local = [href for href in hrefs if not re.match(r"(https?:|mailto:|#)", href)]
+    assert not local, f"{docname}'s download links pages that only the book has: {local}"
+
+
 def test_no_link_opens_a_notebook_that_shows_myst_syntax() -> None:
     """Every link of a page to a notebook opens one that the build rewrote for readers: a file
     in the build with no MyST role or directive left. Binder and Colab open a notebook only from
@@ -491,12 +505,28 @@ def test_a_widgets_files_load_only_where_the_widget_is(
     directive: str, files: tuple[str, str, str]
 ) -> None:
     """A page widget's data, script and style (`_ext/page_widget.py`) are on the pages that hold
-    its directive and on no other."""
+    its directive and on no other (a page that links to a setting of it, with the role of the
+    same name, loads none of them)."""
     require_build()
-    pages = [name for name in toc_docnames() if f"{{{directive}}}" in source_of(name).read_text()]
+    fence = f"```{{{directive}}}"
+    pages = [name for name in toc_docnames() if fence in source_of(name).read_text()]
     assert pages, f"no page holds {{{directive}}}"
     stem = files[1].removesuffix(".js")
     for docname in toc_docnames():
         text = built_page(docname).read_text(encoding="utf8")
         found = set(re.findall(rf"_static/({stem}[\w.]*)", text))
         assert found == (set(files) if docname in pages else set()), docname
+
+
+def test_the_widgets_box_loads_only_where_a_widget_is() -> None:
+    """The stylesheet of the box every widget sits in (`_ext/page_widget.css`) is on the pages
+    that hold a widget, once, and on no other; each widget's outermost element has its class."""
+    require_build()
+    fences = ("```{cost-explorer}", "```{gpt-playground}")
+    for docname in toc_docnames():
+        text = built_page(docname).read_text(encoding="utf8")
+        holds = any(fence in source_of(docname).read_text() for fence in fences)
+        links = re.findall(rf"_static/{re.escape(page_widget.STYLE)}\b", text)
+        assert len(links) == (1 if holds else 0), docname
+        boxes = re.findall(rf'<div class="{page_widget.WIDGET_CLASS} [\w-]+" data-', text)
+        assert len(boxes) == (1 if holds else 0), docname

@@ -43,7 +43,7 @@ if TYPE_CHECKING:
 
 pytestmark = pytest.mark.browser
 
-PAGES = [name for name in toc_docnames() if "{cost-explorer}" in source_of(name).read_text()]
+PAGES = [name for name in toc_docnames() if "```{cost-explorer}" in source_of(name).read_text()]
 MODES = {
     "eager": "eager attention",
     "fused": "fused (flash-style) kernel",

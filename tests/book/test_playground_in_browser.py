@@ -39,7 +39,7 @@ if TYPE_CHECKING:
 
 pytestmark = pytest.mark.browser
 
-PAGES = [name for name in toc_docnames() if "{gpt-playground}" in source_of(name).read_text()]
+PAGES = [name for name in toc_docnames() if "```{gpt-playground}" in source_of(name).read_text()]
 DATA = playground_data()
 TOLERANCE = 1e-5
 DEFAULTS: dict[str, Any] = {
@@ -119,9 +119,12 @@ SHOWN_JS = """settings => settings.map(s => {
     for (let i = 0; i < bytes.length; i += 8192) {
         text += String.fromCharCode.apply(null, bytes.subarray(i, i + 8192));
     }
-    return {losses: r.charLosses, top: r.top, row: r.row, map: btoa(text), t: r.t};
+    return {
+        losses: r.charLosses, top: r.top, row: r.row, map: btoa(text), t: r.t, reused: r.reused,
+    };
 })"""
-"""For each setting, what the page computes and shows (the map as base64 of its float64s)."""
+"""For each setting, in order, what the page computes and shows (the map as base64 of its
+float64s), and how many rows it took from the pass before."""
 
 
 def computed(page: Page, settings: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -226,6 +229,56 @@ def test_thirty_random_settings_are_the_packages(playground: tuple[Page, Visit])
     settings = CHOSEN + [random_setting(rng) for _ in range(30)]
     for setting, found in zip(settings, computed(page, settings), strict=True):
         assert_same(found, expected(setting), json.dumps(setting)[:300])
+    assert visit.errors == []
+
+
+def _reuse_steps() -> list[tuple[dict[str, Any], int]]:
+    """Settings in order, each with the rows its pass takes from the one before: typing at the
+    end, deleting, an edit in the middle, the last character changed (only a target changes),
+    a table that moves when it grows (interpolated) or does not (fresh rows), windows with sinks
+    under rotary and ALiBi, a window changed, padding put in front."""
+    text = corpus.text()[5000:5150]
+    edited = text[:40] + ("Q" if text[40] != "Q" else "R") + text[41:100]
+    own = {"passage": ""}
+    moved = {**own, "start": 100, "grow": "interpolate"}
+    kept = {**own, "start": 100, "grow": "fresh"}
+    rotary = {**own, "model": "rotary", "window": 8, "sinks": 2}
+    alibi = {**own, "model": "alibi", "window": 8, "sinks": 3}
+    padded = {**own, "model": "learned", "ids": "mask"}
+    return [
+        ({**own, "model": "none", "text": text}, -1),  # whatever the page computed before
+        ({**own, "text": text[:120]}, 0),  # another model
+        ({**own, "text": text}, 119),  # 30 characters typed at the end
+        ({**own, "text": text[:149] + "Z"}, 149),  # the inputs as before: only a target
+        ({**own, "text": text[:100]}, 99),  # deleted back to 100
+        ({**own, "text": edited}, 40),  # the 41st character changed
+        ({**moved, "text": text[:60]}, 0),
+        ({**moved, "text": text[:66]}, 0),  # past row 127 the grown table's rows all move
+        ({**kept, "text": text[:60]}, 0),
+        ({**kept, "text": text[:66]}, 59),  # fresh rows leave the rows before them
+        ({**rotary, "text": text[:100]}, 0),
+        ({**rotary, "text": text[:120]}, 99),
+        ({**rotary, "window": 9, "text": text[:120]}, 0),
+        ({**alibi, "text": text[:100]}, 0),
+        ({**alibi, "text": text[:120]}, 99),
+        ({**padded, "pad": 5, "text": text[:50]}, 0),
+        ({**padded, "pad": 6, "text": text[:50]}, 5),  # the five padding slots in front alike
+    ]
+
+
+def test_a_pass_reuses_the_rows_the_last_computed_alike(playground: tuple[Page, Visit]) -> None:
+    """The page takes from its last pass the rows the new setting computes alike (a causal
+    model's row depends only on the rows up to it, as a KV cache has it): typing at the end
+    computes the new rows only. At each of these settings, in order, the page reused the rows
+    wanted, and every value it shows equals the package's."""
+    page, visit = playground
+    steps = _reuse_steps()
+    settings = [setting for setting, _ in steps]
+    for (setting, reused), found in zip(steps, computed(page, settings), strict=True):
+        label = json.dumps(setting)[:200]
+        assert_same(found, expected(setting), label)
+        if reused >= 0:
+            assert found["reused"] == reused, label
     assert visit.errors == []
 
 

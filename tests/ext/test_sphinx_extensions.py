@@ -155,6 +155,53 @@ def test_a_dropdown_that_cannot_close_is_a_warning(
     assert warning in warnings, warnings
 
 
+@pytest.mark.parametrize(
+    ("pages", "problem"),
+    [
+        ({"index.md": "# Page\n\nSee {cost-explorer}`start=64`.\n"}, "needs a text and a setting"),
+        ({"index.md": "# Page\n\nSee {cost-explorer}`the explorer <n=1024>`.\n"}, "0 pages hold"),
+        (
+            {
+                "index.md": "# Page\n\n```{toctree}\na\nb\n```\n",
+                "a.md": "# A\n\n```{cost-explorer}\n```\n",
+                "b.md": "# B\n\n```{cost-explorer}\n```\n\n{cost-explorer}`here <n=1>`\n",
+            },
+            "2 pages hold",
+        ),
+    ],
+)
+def test_a_widget_link_without_a_setting_or_one_widget_page_is_named(
+    tmp_path: Path, pages: dict[str, str], problem: str
+) -> None:
+    """page_widget's role: a link with no text and setting is an error, and a link when no page
+    or two pages hold the widget a warning, each naming the problem (the book builds with
+    warnings as errors); the link's text stays on the page either way."""
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "conf.py").write_text(
+        'extensions = ["myst_nb", "_ext.cost_explorer"]\nnb_execution_mode = "off"\n'
+    )
+    for name, text in pages.items():
+        (src / name).write_text(text)
+    built = build_html(src)
+    assert problem in built.warnings, built.warnings
+
+
+def test_a_widget_link_opens_the_setting_on_the_widgets_page(tmp_path: Path) -> None:
+    """page_widget's role, with one page holding the widget: a link to that page's section, the
+    setting in its query."""
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "conf.py").write_text(
+        'extensions = ["myst_nb", "_ext.cost_explorer"]\nnb_execution_mode = "off"\n'
+    )
+    (src / "index.md").write_text("# Page\n\n```{toctree}\na\n```\n\n{cost-explorer}`go <n=8>`\n")
+    (src / "a.md").write_text("# A\n\n## Costs\n\n```{cost-explorer}\n```\n")
+    built = build_html(src)
+    page = (built.html / "index.html").read_text(encoding="utf8")
+    assert re.search(r'href="a\.html\?n=8#costs"[^>]*>go</a>', page), page[-3000:]
+
+
 @pytest.mark.parametrize("name", ["index", "chapter"])
 def test_an_inline_script_is_written_once(built: Built, name: str) -> None:
     """inline_scripts_once: Sphinx 7.4 alone writes the script twice on every page."""

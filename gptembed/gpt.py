@@ -692,7 +692,7 @@ def train(
     with ``config.bos`` each starts with ``<bos>`` instead (:func:`prepend_bos`). With
     ``config.max_start`` each passage reads the table from a start row drawn uniformly from
     ``[0, max_start]``, from the batches' own random stream after the passages
-    (:func:`start_rows`).
+    (:func:`~gptembed.positions.random_start_rows`).
     The learning rate follows :meth:`~gptembed.gpt_config.GPTConfig.learning_rate_at`.
     Training starts from a copy of ``model`` if one is given (left as it was: chapter 9
     fine-tunes a grown model this way), else from :func:`init_model` of ``config``;
@@ -760,7 +760,8 @@ def _passages(
     ids: NDArray[np.integer], config: GPTConfig, seed: np.random.Generator
 ) -> tuple[NDArray[np.intp], ...]:
     """One training batch: :func:`~gptembed.corpus.random_passages`, with ``<bos>`` in front if
-    ``config.bos``, and the position ids of :func:`start_rows` if ``config.max_start``."""
+    ``config.bos``, and the position ids of :func:`~gptembed.positions.random_start_rows` if
+    ``config.max_start``."""
     batch = random_passages(ids, config.batch_size, config.seq_len, seed=seed)
     batch = prepend_bos(*batch) if config.bos else batch
     if not config.max_start:
